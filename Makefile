@@ -1,0 +1,42 @@
+# Every target bootstraps .venv from pyproject.toml when it is missing or stale.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+RUN_DIR ?= reports/latest
+
+.PHONY: run test test-full bench lint clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+# The main job: a verification run of every registered algorithm, then the HTML report.
+# The report is written even when a gate fails; the exit code is the verification's.
+run: $(STAMP)
+	$(BIN)/harness verify --impl all --out $(RUN_DIR); rc=$$?; \
+	$(BIN)/harness report $(RUN_DIR) --output $(RUN_DIR)/report.html || exit $$?; \
+	exit $$rc
+
+# pytest exits 5 when it collects nothing; that must not count as a pass.
+test: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow" -q; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
+
+test-full: $(STAMP)
+	$(BIN)/python -m pytest -q; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
+
+bench: $(STAMP)
+	$(BIN)/harness speed
+	$(BIN)/asv machine --yes
+	$(BIN)/asv run --python=same --quick
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(VENV) .asv reports/latest

@@ -1,0 +1,17 @@
+"""sampler-harness: statistical verdicts, measured costs and reports for scalable samplers."""
+
+from harness.registry import Registry, build_registry, load_plugin, register
+from harness.spec import Agreement, AlgorithmSpec, Chain, Draws, Param, sample
+
+__all__ = [
+    "Agreement",
+    "AlgorithmSpec",
+    "Chain",
+    "Draws",
+    "Param",
+    "Registry",
+    "build_registry",
+    "load_plugin",
+    "register",
+    "sample",
+]

@@ -1,0 +1,242 @@
+"""The contracts every sampler in the harness keeps (see DESIGN.md, Contracts).
+
+A sampler is described by a frozen :class:`AlgorithmSpec`. Its parameters are :class:`Param`
+records, and :func:`AlgorithmSpec.validate` is the one place where a parameter value is checked.
+Implementations return :class:`Draws` (independent draws) or :class:`Chain` (Markov chains); both
+carry the number of likelihood (factor) evaluations spent, because cost is part of the result.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+import numpy as np
+
+Guarantee = Literal["exact", "approximate", "mcmc"]
+Entry = Literal["draw", "run_chain"]
+IMPLEMENTATION_NAMES = ("reference", "numba")
+
+
+@dataclass(frozen=True)
+class Draws:
+    """Independent draws: ``values[k]`` is draw k; ``evals`` counts factor evaluations."""
+
+    values: np.ndarray
+    evals: int
+    extras: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Chain:
+    """A Markov chain: ``values[t]`` is the state after step t; ``evals`` as in :class:`Draws`."""
+
+    values: np.ndarray
+    evals: int
+    extras: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One tunable parameter with its default and valid range.
+
+    ``low``/``high`` bound numeric values (``None`` = unbounded); ``choices`` lists the allowed
+    values of a categorical parameter.
+    """
+
+    name: str
+    default: Any
+    kind: type = float
+    low: float | None = None
+    high: float | None = None
+    low_inclusive: bool = True
+    high_inclusive: bool = True
+    choices: tuple[Any, ...] | None = None
+    doc: str = ""
+
+    def range_text(self) -> str:
+        if self.choices is not None:
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.kind is bool:
+            return "True or False"
+        lo = "-inf" if self.low is None else repr(self.low)
+        hi = "inf" if self.high is None else repr(self.high)
+        left = "[" if self.low_inclusive and self.low is not None else "("
+        right = "]" if self.high_inclusive and self.high is not None else ")"
+        what = "an integer" if self.kind is int else "a number"
+        return f"{what} in {left}{lo}, {hi}{right}"
+
+    def check(self, value: Any) -> Any:
+        """Return ``value`` coerced to the parameter's kind, or raise ``ValueError``."""
+
+        def bad(why: str = "") -> ValueError:
+            extra = f" ({why})" if why else ""
+            return ValueError(
+                f"parameter {self.name!r} = {value!r} is invalid{extra}; "
+                f"valid: {self.range_text()}"
+            )
+
+        if self.choices is not None:
+            if value not in self.choices:
+                raise bad()
+            return value
+        if self.kind is bool:
+            if isinstance(value, bool | np.bool_):
+                return bool(value)
+            raise bad("expected a boolean")
+        if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+            raise bad("expected a number")
+        if self.kind is int:
+            if isinstance(value, float | np.floating) and not float(value).is_integer():
+                raise bad("expected an integer")
+            value = int(value)
+        else:
+            value = float(value)
+            if math.isnan(value):
+                raise bad("NaN")
+        if self.low is not None and (
+            value < self.low or (not self.low_inclusive and value == self.low)
+        ):
+            raise bad()
+        if self.high is not None and (
+            value > self.high or (not self.high_inclusive and value == self.high)
+        ):
+            raise bad()
+        return value
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How reference and Numba outputs are compared under the same seed.
+
+    ``rtol == 0`` means bit-for-bit equality (the default and the strongest test). A spec that
+    cannot promise equality sets ``rtol`` and says why in ``reason``.
+    """
+
+    rtol: float = 0.0
+    reason: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class AlgorithmSpec:
+    """Everything the harness needs to know about one algorithm.
+
+    ``implementations`` maps ``"reference"``/``"numba"`` to callables with the entry point's
+    signature: ``draw(target, n, rng, **params)`` or
+    ``run_chain(target, n_steps, rng, x0=None, **params)``.
+    ``check_params`` lists the parameter sets a verification run exercises (defaults first).
+    ``kernels`` lists the Numba dispatchers behind the fast implementation, so the contract tests
+    can check that each compiles once per signature.
+    """
+
+    name: str
+    family: str
+    paper: str
+    guarantee: Guarantee
+    target_kinds: tuple[str, ...]
+    implementations: Mapping[str, Callable[..., Draws | Chain]]
+    params: tuple[Param, ...] = ()
+    entry: Entry = "draw"
+    summary: str = ""
+    delta_param: str | None = None
+    splittable: bool = True
+    agreement: Agreement = Agreement()
+    check_params: tuple[Mapping[str, Any], ...] = (MappingProxyType({}),)
+    kernels: tuple[Any, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.name or not isinstance(self.name, str):
+            raise ValueError(f"spec name must be a non-empty string, got {self.name!r}")
+        if self.guarantee not in ("exact", "approximate", "mcmc"):
+            raise ValueError(
+                f"spec {self.name!r}: guarantee = {self.guarantee!r}; "
+                "valid: 'exact', 'approximate' or 'mcmc'"
+            )
+        if self.entry not in ("draw", "run_chain"):
+            raise ValueError(f"spec {self.name!r}: entry = {self.entry!r}; valid: draw, run_chain")
+        if not self.implementations:
+            raise ValueError(f"spec {self.name!r} has no implementations")
+        for impl, fn in self.implementations.items():
+            if not callable(fn):
+                raise ValueError(f"spec {self.name!r}: implementation {impl!r} is not callable")
+        names = [p.name for p in self.params]
+        if len(set(names)) != len(names):
+            raise ValueError(f"spec {self.name!r}: duplicate parameter names {names}")
+        if self.guarantee == "approximate" and self.delta_param not in names:
+            raise ValueError(
+                f"spec {self.name!r} is approximate and must name its delta parameter"
+            )
+        object.__setattr__(self, "implementations", MappingProxyType(dict(self.implementations)))
+        object.__setattr__(self, "target_kinds", tuple(self.target_kinds))
+        object.__setattr__(
+            self, "check_params", tuple(MappingProxyType(dict(p)) for p in self.check_params)
+        )
+        for extra in self.check_params:
+            self.validate(extra)
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def validate(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Fill defaults and check every value; raise ``ValueError`` naming the bad one."""
+        known = {p.name for p in self.params}
+        unknown = sorted(set(params) - known)
+        if unknown:
+            valid = ", ".join(sorted(known)) or "none"
+            raise ValueError(
+                f"algorithm {self.name!r} has no parameter {unknown[0]!r}; valid parameters: {valid}"
+            )
+        return {p.name: p.check(params.get(p.name, p.default)) for p in self.params}
+
+    def implementation(self, impl: str) -> Callable[..., Draws | Chain]:
+        try:
+            return self.implementations[impl]
+        except KeyError:
+            valid = ", ".join(self.implementations)
+            raise ValueError(
+                f"algorithm {self.name!r} has no implementation {impl!r}; valid: {valid}"
+            ) from None
+
+
+def check_sample_size(n: Any, name: str = "n") -> int:
+    """``n`` must be a whole number >= 1."""
+    if isinstance(n, bool | np.bool_) or not isinstance(n, int | np.integer | float):
+        raise ValueError(f"{name} = {n!r} is invalid; valid: an integer >= 1")
+    if isinstance(n, float) and not n.is_integer():
+        raise ValueError(f"{name} = {n!r} is invalid; valid: an integer >= 1")
+    if n < 1:
+        raise ValueError(f"{name} = {n!r} is invalid; valid: an integer >= 1")
+    return int(n)
+
+
+def sample(
+    spec: AlgorithmSpec,
+    impl: str,
+    target: Any,
+    n: int,
+    rng: np.random.Generator,
+    **params: Any,
+) -> Draws | Chain:
+    """Validate everything once, then call one implementation of ``spec``.
+
+    This is the entry point the runner, the tests and users go through; implementations may
+    assume validated input.
+    """
+    fn = spec.implementation(impl)
+    kind = getattr(target, "kind", None)
+    if kind not in spec.target_kinds:
+        raise ValueError(
+            f"target kind {kind!r} is not accepted by {spec.name!r}; "
+            f"valid: {', '.join(spec.target_kinds)}"
+        )
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng = {rng!r} is invalid; valid: a numpy.random.Generator")
+    n = check_sample_size(n, "n" if spec.entry == "draw" else "n_steps")
+    checked = spec.validate(params)
+    return fn(target, n, rng, **checked)

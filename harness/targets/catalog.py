@@ -1,0 +1,66 @@
+"""The standard verification problems, by target kind.
+
+Each problem builds its target deterministically (fixed construction seed), so a verification run
+is a pure function of its own seed. ``quick`` runs in CI; ``full`` adds larger problems.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from harness.targets.continuous import TruncatedGumbelTarget
+from harness.targets.discrete import synthetic_rewards
+
+LEVELS = ("quick", "full")
+
+
+@dataclass(frozen=True)
+class Problem:
+    name: str
+    kind: str
+    build: Callable[[], Any]
+    levels: tuple[str, ...] = LEVELS
+
+
+def _synthetic(D: int, N: int, distribution: str, sigma: float, seed: int) -> Callable[[], Any]:
+    def build() -> Any:
+        return synthetic_rewards(
+            D, N, distribution, sigma, np.random.default_rng(seed),
+            name=f"synthetic-{distribution}-D{D}-N{N}",
+        )
+
+    return build
+
+
+def _trunc(phi: float, b: float) -> Callable[[], Any]:
+    return lambda: TruncatedGumbelTarget(phi, b)
+
+
+PROBLEMS: tuple[Problem, ...] = (
+    Problem("synthetic-normal-D10-N200", "discrete", _synthetic(10, 200, "normal", 1.0, 1)),
+    Problem("synthetic-lognormal-D100-N50", "discrete", _synthetic(100, 50, "lognormal", 1.0, 2)),
+    Problem(
+        "synthetic-uniform-D1000-N20", "discrete", _synthetic(1000, 20, "uniform", 1.0, 3),
+        levels=("full",),
+    ),
+    Problem("truncgumbel-phi0-b1", "continuous-1d", _trunc(0.0, 1.0)),
+    Problem("truncgumbel-phi0-b-3", "continuous-1d", _trunc(0.0, -3.0)),
+    Problem("truncgumbel-phi2-b8", "continuous-1d", _trunc(2.0, 8.0), levels=("full",)),
+)
+
+
+def problems(kind: str, level: str) -> list[Problem]:
+    if level not in LEVELS:
+        raise ValueError(f"level = {level!r} is invalid; valid: {', '.join(LEVELS)}")
+    return [p for p in PROBLEMS if p.kind == kind and level in p.levels]
+
+
+def problem(name: str) -> Problem:
+    for p in PROBLEMS:
+        if p.name == name:
+            return p
+    raise ValueError(f"unknown problem {name!r}; known: {', '.join(p.name for p in PROBLEMS)}")

@@ -1,0 +1,154 @@
+"""Discrete targets given by log-factors, with the exact pmf as ground truth.
+
+The distribution is 000, Eq. 1: p(x) ∝ f_0(x) prod_{n=1}^N f_n(x) over x in {0, ..., D-1}.
+It is stored as the log-factor (reward) matrix ``log_factors[i, n] = log f_n(i)`` and the vector
+``log_f0[i] = log f_0(i)``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import ClassVar
+
+import numpy as np
+from scipy.special import logsumexp
+
+REWARD_DISTRIBUTIONS = ("normal", "uniform", "lognormal")
+
+
+def _finite_matrix(name: str, value: object, ndim: int) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=np.float64, order="C")
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a numeric array, got {type(value).__name__}") from None
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+    if 0 in arr.shape:
+        raise ValueError(
+            f"{name} has shape {arr.shape}; valid: at least one state (D >= 1) and one factor"
+        )
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"{name}{list(where)} = {arr[where]!r}; valid: finite log-weights "
+            "(NaN and +-inf are rejected; drop a zero-probability state from the domain)"
+        )
+    arr.setflags(write=False)
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class DiscreteFactorTarget:
+    """p(i) ∝ exp(log_f0[i] + sum_n log_factors[i, n]), i in {0, ..., D-1} (000, Eq. 1).
+
+    Ground truth: :attr:`log_unnormalised` sums each row with ``math.fsum`` (correctly rounded),
+    so the exact pmf is known to a few ulps, far below anything a gate resolves.
+    """
+
+    log_factors: np.ndarray
+    log_f0: np.ndarray | None = None
+    name: str = "discrete"
+    meta: dict = field(default_factory=dict)
+    kind: ClassVar[str] = "discrete"
+
+    def __post_init__(self) -> None:
+        lf = _finite_matrix("log_factors", self.log_factors, 2)
+        object.__setattr__(self, "log_factors", lf)
+        f0 = np.zeros(lf.shape[0]) if self.log_f0 is None else self.log_f0
+        f0 = _finite_matrix("log_f0", f0, 1)
+        if f0.shape[0] != lf.shape[0]:
+            raise ValueError(
+                f"log_f0 has {f0.shape[0]} entries but log_factors has D = {lf.shape[0]} rows"
+            )
+        object.__setattr__(self, "log_f0", f0)
+
+    @property
+    def D(self) -> int:
+        return int(self.log_factors.shape[0])
+
+    @property
+    def N(self) -> int:
+        return int(self.log_factors.shape[1])
+
+    @cached_property
+    def log_unnormalised(self) -> np.ndarray:
+        """log p~(i) = log f_0(i) + sum_n log f_n(i), each row summed exactly (fsum)."""
+        out = np.array([math.fsum([*row, f0]) for row, f0 in zip(self.log_factors, self.log_f0, strict=True)])
+        out.setflags(write=False)
+        return out
+
+    @cached_property
+    def log_normaliser(self) -> float:
+        """log Z = log sum_i p~(i)."""
+        return float(logsumexp(self.log_unnormalised))
+
+    @cached_property
+    def pmf(self) -> np.ndarray:
+        p = np.exp(self.log_unnormalised - self.log_normaliser)
+        p /= p.sum()
+        p.setflags(write=False)
+        return p
+
+    def describe(self) -> str:
+        return f"{self.name} (D={self.D}, N={self.N})"
+
+
+def default_pmf(D: int, spread: float = 4.5) -> np.ndarray:
+    """A fixed pmf for the synthetic family: geometric, log p falls linearly by ``spread``.
+
+    000 Fig. 1(a) fixes p(X) but its values are not given in the text; this choice keeps every
+    state reachable (p_max / p_min = e^4.5 ≈ 90) for any D.
+    """
+    if D == 1:
+        return np.ones(1)
+    logp = -spread * np.arange(D) / (D - 1)
+    p = np.exp(logp - logsumexp(logp))
+    return p / p.sum()
+
+
+def synthetic_rewards(
+    D: int,
+    N: int,
+    distribution: str,
+    sigma: float,
+    rng: np.random.Generator,
+    pmf: np.ndarray | None = None,
+    name: str | None = None,
+) -> DiscreteFactorTarget:
+    """The synthetic family of 000, Sec. 5.1.
+
+    Draw N raw rewards per state from N(0, 1), Uniform[0, 1] or LogNormal(0, 2), standardise each
+    row to mean 0 and variance 1, then set ``l[i, n] = sigma * z[i, n] + log(pmf[i]) / N``.
+    So every arm has reward variance sigma^2 (the difficulty knob) while
+    sum_n l[i, n] = log pmf[i] fixes the target: p(X) = pmf for every sigma.
+    """
+    if isinstance(D, bool) or not isinstance(D, int | np.integer) or D < 1:
+        raise ValueError(f"D = {D!r} is invalid; valid: an integer >= 1")
+    if isinstance(N, bool) or not isinstance(N, int | np.integer) or N < 2:
+        raise ValueError(f"N = {N!r} is invalid; valid: an integer >= 2")
+    if distribution not in REWARD_DISTRIBUTIONS:
+        raise ValueError(
+            f"distribution = {distribution!r} is invalid; valid: {', '.join(REWARD_DISTRIBUTIONS)}"
+        )
+    if not (isinstance(sigma, int | float) and math.isfinite(sigma) and sigma >= 0):
+        raise ValueError(f"sigma = {sigma!r} is invalid; valid: a finite number >= 0")
+    if pmf is None:
+        pmf = default_pmf(int(D))
+    pmf = np.asarray(pmf, dtype=np.float64)
+    if pmf.shape != (D,) or not np.all(np.isfinite(pmf)) or np.any(pmf <= 0):
+        raise ValueError(f"pmf must have D = {D} positive finite entries, got {pmf!r}")
+    pmf = pmf / pmf.sum()
+    if distribution == "normal":
+        raw = rng.standard_normal((D, N))
+    elif distribution == "uniform":
+        raw = rng.random((D, N))
+    else:
+        raw = rng.lognormal(0.0, 2.0, size=(D, N))
+    z = (raw - raw.mean(axis=1, keepdims=True)) / raw.std(axis=1, keepdims=True)
+    l = sigma * z + (np.log(pmf) / N)[:, None]
+    label = name or f"synthetic-{distribution}-D{D}-N{N}-sigma{sigma:g}"
+    meta = {"family": "000 Sec. 5.1", "distribution": distribution, "sigma": sigma}
+    return DiscreteFactorTarget(l, None, name=label, meta=meta)

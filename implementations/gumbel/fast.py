@@ -1,0 +1,247 @@
+"""Numba kernels for the Gumbel family, and thin wrappers with the reference's signatures.
+
+Each kernel consumes the Generator in the same order as ``reference.py`` and sums in the same
+order, so both return identical values, evaluation counts and final Generator states.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from harness.spec import Draws
+
+
+@njit(cache=True)
+def _log(e):
+    if e > 0.0:
+        return math.log(e)
+    return -math.inf
+
+
+@njit(cache=True)
+def _log_unnormalised(log_factors, log_f0, out):
+    D, N = log_factors.shape
+    for i in range(D):
+        acc = 0.0
+        for n in range(N):
+            acc += log_factors[i, n]
+        out[i] = acc + log_f0[i]
+
+
+@njit(cache=True)
+def _cdf_block(logp, lo, hi, F):
+    """F[0:hi-lo] = running sums of exp(logp - max) over the block; returns the max."""
+    m = logp[lo]
+    for i in range(lo + 1, hi):
+        if logp[i] > m:
+            m = logp[i]
+    acc = 0.0
+    for i in range(lo, hi):
+        acc += math.exp(logp[i] - m)
+        F[i - lo] = acc
+    return m
+
+
+@njit(cache=True)
+def _invert(F, size, u):
+    """First j with F[j] >= u * F[size-1] (a lower-bound binary search)."""
+    v = u * F[size - 1]
+    left = 0
+    right = size
+    while left < right:
+        mid = (left + right) // 2
+        if F[mid] < v:
+            left = mid + 1
+        else:
+            right = mid
+    return left
+
+
+@njit(cache=True)
+def _trunc_gumbel(phi, b, e):
+    log_e = _log(e)
+    c = phi - b
+    if log_e >= c:
+        return phi - log_e - math.log1p(math.exp(c - log_e))
+    return b - math.log1p(math.exp(log_e - c))
+
+
+@njit(cache=True)
+def gumbel_max_kernel(log_factors, log_f0, n, rng):
+    D = log_factors.shape[0]
+    values = np.empty(n, dtype=np.int64)
+    gmax = np.empty(n)
+    logp = np.empty(D)
+    for k in range(n):
+        _log_unnormalised(log_factors, log_f0, logp)
+        best = 0
+        best_val = -math.inf
+        for i in range(D):
+            val = logp[i] + (-_log(rng.standard_exponential()))
+            if val > best_val or i == 0:
+                best = i
+                best_val = val
+        values[k] = best
+        gmax[k] = best_val
+    return values, gmax
+
+
+@njit(cache=True)
+def cdf_inversion_kernel(log_factors, log_f0, n, rng):
+    D = log_factors.shape[0]
+    values = np.empty(n, dtype=np.int64)
+    logp = np.empty(D)
+    F = np.empty(D)
+    for k in range(n):
+        _log_unnormalised(log_factors, log_f0, logp)
+        _cdf_block(logp, 0, D, F)
+        u = 1.0 - rng.random()
+        values[k] = _invert(F, D, u)
+    return values
+
+
+@njit(cache=True)
+def truncated_gumbel_kernel(phi, b, n, rng):
+    values = np.empty(n)
+    for k in range(n):
+        values[k] = _trunc_gumbel(phi, b, rng.standard_exponential())
+    return values
+
+
+@njit(cache=True)
+def _heap_less(neg_g, seq, a, b):
+    return neg_g[a] < neg_g[b] or (neg_g[a] == neg_g[b] and seq[a] < seq[b])
+
+
+@njit(cache=True)
+def _heap_push(heap, size, neg_g, seq, slot):
+    heap[size] = slot
+    i = size
+    while i > 0:
+        parent = (i - 1) // 2
+        if _heap_less(neg_g, seq, heap[i], heap[parent]):
+            heap[i], heap[parent] = heap[parent], heap[i]
+            i = parent
+        else:
+            break
+    return size + 1
+
+
+@njit(cache=True)
+def _heap_pop(heap, size, neg_g, seq):
+    top = heap[0]
+    size -= 1
+    heap[0] = heap[size]
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= size:
+            break
+        child = left
+        if left + 1 < size and _heap_less(neg_g, seq, heap[left + 1], heap[left]):
+            child = left + 1
+        if _heap_less(neg_g, seq, heap[child], heap[i]):
+            heap[i], heap[child] = heap[child], heap[i]
+            i = child
+        else:
+            break
+    return top, size
+
+
+@njit(cache=True)
+def _new_node(logp, lo, hi, upper, F, rng):
+    m = _cdf_block(logp, lo, hi, F)
+    log_mass = m + math.log(F[hi - lo - 1])
+    e = rng.standard_exponential()
+    if upper == math.inf:
+        g = log_mass - _log(e)
+    else:
+        g = _trunc_gumbel(log_mass, upper, e)
+    u = 1.0 - rng.random()
+    return g, lo + _invert(F, hi - lo, u)
+
+
+@njit(cache=True)
+def top_down_kernel(log_factors, log_f0, n, depth, rng):
+    D = log_factors.shape[0]
+    proc_g = np.empty((n, depth))
+    proc_x = np.empty((n, depth), dtype=np.int64)
+    logp = np.empty(D)
+    F = np.empty(D)
+    # Node storage: at most 2 children per popped node, so 2 * depth + 1 slots suffice.
+    cap = 2 * depth + 1
+    neg_g = np.empty(cap)
+    seq = np.empty(cap, dtype=np.int64)
+    lo_ = np.empty(cap, dtype=np.int64)
+    hi_ = np.empty(cap, dtype=np.int64)
+    x_ = np.empty(cap, dtype=np.int64)
+    heap = np.empty(cap, dtype=np.int64)
+    for k in range(n):
+        _log_unnormalised(log_factors, log_f0, logp)
+        g, x = _new_node(logp, 0, D, math.inf, F, rng)
+        neg_g[0] = -g
+        seq[0] = 0
+        lo_[0] = 0
+        hi_[0] = D
+        x_[0] = x
+        size = _heap_push(heap, 0, neg_g, seq, 0)
+        used = 1
+        for j in range(depth):
+            slot, size = _heap_pop(heap, size, neg_g, seq)
+            g = -neg_g[slot]
+            lo = lo_[slot]
+            hi = hi_[slot]
+            x = x_[slot]
+            proc_g[k, j] = g
+            proc_x[k, j] = x
+            if j + 1 == depth:
+                break
+            for side in range(2):
+                clo = lo if side == 0 else x + 1
+                chi = x if side == 0 else hi
+                if chi > clo:
+                    cg, cx = _new_node(logp, clo, chi, g, F, rng)
+                    neg_g[used] = -cg
+                    seq[used] = used
+                    lo_[used] = clo
+                    hi_[used] = chi
+                    x_[used] = cx
+                    size = _heap_push(heap, size, neg_g, seq, used)
+                    used += 1
+    return proc_g, proc_x
+
+
+def gumbel_max(target, n: int, rng: np.random.Generator) -> Draws:
+    D, N = target.log_factors.shape
+    values, gmax = gumbel_max_kernel(target.log_factors, target.log_f0, n, rng)
+    return Draws(values, n * N * D, {"gumbel_max": gmax})
+
+
+def cdf_inversion(target, n: int, rng: np.random.Generator) -> Draws:
+    D, N = target.log_factors.shape
+    return Draws(cdf_inversion_kernel(target.log_factors, target.log_f0, n, rng), n * N * D)
+
+
+def truncated_gumbel(target, n: int, rng: np.random.Generator) -> Draws:
+    return Draws(truncated_gumbel_kernel(target.phi, target.b, n, rng), 0)
+
+
+def top_down(target, n: int, rng: np.random.Generator, full_process: bool = False) -> Draws:
+    D, N = target.log_factors.shape
+    depth = D if full_process else 1
+    proc_g, proc_x = top_down_kernel(target.log_factors, target.log_f0, n, depth, rng)
+    extras = {"gumbel_max": proc_g[:, 0].copy()}
+    if full_process:
+        extras.update(process_values=proc_g, process_locations=proc_x)
+    return Draws(proc_x[:, 0].copy(), n * N * D, extras)
+
+
+KERNELS = {
+    "gumbel-max": (gumbel_max_kernel,),
+    "cdf-inversion": (cdf_inversion_kernel,),
+    "truncated-gumbel": (truncated_gumbel_kernel,),
+    "top-down": (top_down_kernel,),
+}
