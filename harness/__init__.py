@@ -1,12 +1,13 @@
 """sampler-harness: statistical verdicts, measured costs and reports for scalable samplers."""
 
 from harness.registry import Registry, build_registry, load_plugin, register
-from harness.spec import Agreement, AlgorithmSpec, Chain, Draws, Param, sample
+from harness.spec import Agreement, AlgorithmSpec, Chain, Check, Draws, Param, sample
 
 __all__ = [
     "Agreement",
     "AlgorithmSpec",
     "Chain",
+    "Check",
     "Draws",
     "Param",
     "Registry",

@@ -96,6 +96,20 @@ def load_plugin(ref: str, registry: Registry) -> list[AlgorithmSpec]:
     Raises ``ValueError`` when the plugin cannot be found or registers nothing.
     """
     before = set(registry.names())
+    try:
+        _import_plugin(ref, registry)
+    except ValueError:
+        raise
+    except Exception as exc:  # the plugin's own error, reported without a traceback
+        raise ValueError(f"plugin {ref!r} failed to import: {type(exc).__name__}: {exc}") from exc
+    added = [registry.get(name) for name in registry.names() if name not in before]
+    if not added:
+        raise ValueError(f"plugin {ref!r} registered no algorithm; call harness.register(spec)")
+    registry.plugins.append(ref)
+    return added
+
+
+def _import_plugin(ref: str, registry: Registry) -> None:
     path = Path(ref)
     with _collecting_into(registry):
         if ref.endswith(".py") or path.exists():
@@ -121,11 +135,6 @@ def load_plugin(ref: str, registry: Registry) -> list[AlgorithmSpec]:
                         "Python path or a path to a .py file)"
                     ) from None
                 raise
-    added = [registry.get(name) for name in registry.names() if name not in before]
-    if not added:
-        raise ValueError(f"plugin {ref!r} registered no algorithm; call harness.register(spec)")
-    registry.plugins.append(ref)
-    return added
 
 
 def build_registry(plugins: tuple[str, ...] | list[str] = ()) -> Registry:

@@ -75,8 +75,7 @@ class Param:
         def bad(why: str = "") -> ValueError:
             extra = f" ({why})" if why else ""
             return ValueError(
-                f"parameter {self.name!r} = {value!r} is invalid{extra}; "
-                f"valid: {self.range_text()}"
+                f"parameter {self.name!r} = {value!r} is invalid{extra}; valid: {self.range_text()}"
             )
 
         if self.choices is not None:
@@ -113,11 +112,26 @@ class Agreement:
     """How reference and Numba outputs are compared under the same seed.
 
     ``rtol == 0`` means bit-for-bit equality (the default and the strongest test). A spec that
-    cannot promise equality sets ``rtol`` and says why in ``reason``.
+    cannot promise equality sets ``rtol`` and says why in ``reason``; one whose outputs differ
+    sample by sample sets ``law_only`` and is checked by a two-sample test instead.
     """
 
     rtol: float = 0.0
     reason: str = ""
+    law_only: bool = False
+
+
+@dataclass(frozen=True)
+class Check:
+    """One parameter set a verification run exercises, optionally only on named problems."""
+
+    params: Mapping[str, Any] = field(default_factory=dict)
+    problems: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        if self.problems is not None:
+            object.__setattr__(self, "problems", tuple(self.problems))
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,7 +141,7 @@ class AlgorithmSpec:
     ``implementations`` maps ``"reference"``/``"numba"`` to callables with the entry point's
     signature: ``draw(target, n, rng, **params)`` or
     ``run_chain(target, n_steps, rng, x0=None, **params)``.
-    ``check_params`` lists the parameter sets a verification run exercises (defaults first).
+    ``checks`` lists the parameter sets a verification run exercises (defaults first).
     ``kernels`` lists the Numba dispatchers behind the fast implementation, so the contract tests
     can check that each compiles once per signature.
     """
@@ -144,7 +158,7 @@ class AlgorithmSpec:
     delta_param: str | None = None
     splittable: bool = True
     agreement: Agreement = Agreement()
-    check_params: tuple[Mapping[str, Any], ...] = (MappingProxyType({}),)
+    checks: tuple[Check, ...] = (Check(),)
     kernels: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
@@ -166,16 +180,12 @@ class AlgorithmSpec:
         if len(set(names)) != len(names):
             raise ValueError(f"spec {self.name!r}: duplicate parameter names {names}")
         if self.guarantee == "approximate" and self.delta_param not in names:
-            raise ValueError(
-                f"spec {self.name!r} is approximate and must name its delta parameter"
-            )
+            raise ValueError(f"spec {self.name!r} is approximate and must name its delta parameter")
         object.__setattr__(self, "implementations", MappingProxyType(dict(self.implementations)))
         object.__setattr__(self, "target_kinds", tuple(self.target_kinds))
-        object.__setattr__(
-            self, "check_params", tuple(MappingProxyType(dict(p)) for p in self.check_params)
-        )
-        for extra in self.check_params:
-            self.validate(extra)
+        object.__setattr__(self, "checks", tuple(self.checks))
+        for check in self.checks:
+            self.validate(check.params)
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -190,7 +200,8 @@ class AlgorithmSpec:
         if unknown:
             valid = ", ".join(sorted(known)) or "none"
             raise ValueError(
-                f"algorithm {self.name!r} has no parameter {unknown[0]!r}; valid parameters: {valid}"
+                f"algorithm {self.name!r} has no parameter {unknown[0]!r}; "
+                f"valid parameters: {valid}"
             )
         return {p.name: p.check(params.get(p.name, p.default)) for p in self.params}
 

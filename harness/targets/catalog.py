@@ -29,7 +29,11 @@ class Problem:
 def _synthetic(D: int, N: int, distribution: str, sigma: float, seed: int) -> Callable[[], Any]:
     def build() -> Any:
         return synthetic_rewards(
-            D, N, distribution, sigma, np.random.default_rng(seed),
+            D,
+            N,
+            distribution,
+            sigma,
+            np.random.default_rng(seed),
             name=f"synthetic-{distribution}-D{D}-N{N}",
         )
 
@@ -44,7 +48,9 @@ PROBLEMS: tuple[Problem, ...] = (
     Problem("synthetic-normal-D10-N200", "discrete", _synthetic(10, 200, "normal", 1.0, 1)),
     Problem("synthetic-lognormal-D100-N50", "discrete", _synthetic(100, 50, "lognormal", 1.0, 2)),
     Problem(
-        "synthetic-uniform-D1000-N20", "discrete", _synthetic(1000, 20, "uniform", 1.0, 3),
+        "synthetic-uniform-D1000-N20",
+        "discrete",
+        _synthetic(1000, 20, "uniform", 1.0, 3),
         levels=("full",),
     ),
     Problem("truncgumbel-phi0-b1", "continuous-1d", _trunc(0.0, 1.0)),

@@ -76,7 +76,9 @@ class DiscreteFactorTarget:
     @cached_property
     def log_unnormalised(self) -> np.ndarray:
         """log p~(i) = log f_0(i) + sum_n log f_n(i), each row summed exactly (fsum)."""
-        out = np.array([math.fsum([*row, f0]) for row, f0 in zip(self.log_factors, self.log_f0, strict=True)])
+        out = np.array(
+            [math.fsum([*row, f0]) for row, f0 in zip(self.log_factors, self.log_f0, strict=True)]
+        )
         out.setflags(write=False)
         return out
 
@@ -148,7 +150,7 @@ def synthetic_rewards(
     else:
         raw = rng.lognormal(0.0, 2.0, size=(D, N))
     z = (raw - raw.mean(axis=1, keepdims=True)) / raw.std(axis=1, keepdims=True)
-    l = sigma * z + (np.log(pmf) / N)[:, None]
+    rewards = sigma * z + (np.log(pmf) / N)[:, None]
     label = name or f"synthetic-{distribution}-D{D}-N{N}-sigma{sigma:g}"
     meta = {"family": "000 Sec. 5.1", "distribution": distribution, "sigma": sigma}
-    return DiscreteFactorTarget(l, None, name=label, meta=meta)
+    return DiscreteFactorTarget(rewards, None, name=label, meta=meta)

@@ -1,0 +1,103 @@
+"""Gates for Markov chain kernels: ESS / R-hat, invariance and spectral gaps."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from arviz_stats.base import array_stats
+
+from harness.gates.result import GateResult
+
+
+def ess_rhat(chains: np.ndarray, min_ess: float = 400.0, max_rhat: float = 1.01) -> GateResult:
+    """Bulk and tail ESS and rank-normalised R-hat (Vehtari et al. 2021) from arviz-stats.
+
+    ``chains`` has shape (n_chains, n_draws). Passes when bulk ESS >= ``min_ess`` and
+    R-hat <= ``max_rhat``.
+    """
+    x = np.asarray(chains, dtype=np.float64)
+    if x.ndim != 2 or x.shape[1] < 4:
+        raise ValueError(f"chains must have shape (n_chains, n_draws >= 4), got {x.shape}")
+    bulk = float(array_stats.ess(x, chain_axis=-2, draw_axis=-1, method="bulk"))
+    tail = float(array_stats.ess(x, chain_axis=-2, draw_axis=-1, method="tail", prob=(0.05, 0.95)))
+    rhat = float(array_stats.rhat(x, chain_axis=-2, draw_axis=-1, method="rank"))
+    ok = bool(bulk >= min_ess and (x.shape[0] < 2 or rhat <= max_rhat))
+    return GateResult(
+        "ess",
+        bulk,
+        None,
+        math.nan,
+        ok,
+        int(x.size),
+        min_ess,
+        "bulk ESS required",
+        multiple_testing=False,
+        detail=f"bulk ESS {bulk:.0f}, tail ESS {tail:.0f}, R-hat {rhat:.4f}",
+    )
+
+
+def _check_kernel(P: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    P = np.asarray(P, dtype=np.float64)
+    pi = np.asarray(pi, dtype=np.float64)
+    if P.ndim != 2 or P.shape[0] != P.shape[1] or pi.shape != (P.shape[0],):
+        raise ValueError(f"P must be square and pi match it; got {P.shape} and {pi.shape}")
+    if np.any(P < -1e-15) or not np.allclose(P.sum(axis=1), 1.0, atol=1e-12):
+        raise ValueError("P must be a stochastic matrix (rows >= 0 summing to 1)")
+    if np.any(pi <= 0) or not math.isclose(pi.sum(), 1.0, abs_tol=1e-12):
+        raise ValueError("pi must be a positive probability vector")
+    return P, pi
+
+
+def invariance(P: np.ndarray, pi: np.ndarray, tol: float) -> GateResult:
+    """pi P = pi and detailed balance pi_i P_ij = pi_j P_ji, each within ``tol`` (max abs)."""
+    P, pi = _check_kernel(P, pi)
+    stationarity = float(np.max(np.abs(pi @ P - pi)))
+    flux = pi[:, None] * P
+    balance = float(np.max(np.abs(flux - flux.T)))
+    worst = max(stationarity, balance)
+    return GateResult(
+        "invariance",
+        worst,
+        None,
+        math.nan,
+        bool(worst <= tol),
+        P.shape[0],
+        tol,
+        "max |pi P - pi|, max |pi_i P_ij - pi_j P_ji|",
+        multiple_testing=False,
+        detail=f"stationarity {stationarity:.3g}, detailed balance {balance:.3g}, tol {tol:.3g}",
+    )
+
+
+def spectral_gap(P: np.ndarray, pi: np.ndarray) -> float:
+    """1 - lambda_2 of a reversible kernel (003, Sec. 3: largest minus second-largest eigenvalue).
+
+    Reversibility makes D^(1/2) P D^(-1/2) symmetric (D = diag(pi)), so the eigenvalues come
+    from ``eigvalsh`` accurately.
+    """
+    P, pi = _check_kernel(P, pi)
+    s = np.sqrt(pi)
+    S = s[:, None] * P / s[None, :]
+    S = 0.5 * (S + S.T)
+    eig = np.linalg.eigvalsh(S)
+    return float(1.0 - eig[-2]) if eig.size > 1 else 1.0
+
+
+def spectral_gap_bound(
+    P: np.ndarray, pi: np.ndarray, bound: float, tol: float = 1e-10
+) -> GateResult:
+    """Pass when the exact gap of P is at least ``bound`` (e.g. 003 Thm. 1's lower bound)."""
+    gap = spectral_gap(P, pi)
+    return GateResult(
+        "spectral-gap",
+        gap,
+        None,
+        math.nan,
+        bool(gap >= bound - tol),
+        P.shape[0],
+        bound,
+        "theorem's lower bound",
+        multiple_testing=False,
+        detail=f"gap {gap:.6g} vs bound {bound:.6g}",
+    )

@@ -1,0 +1,54 @@
+"""Run-wide false-failure control: Holm across gates, and sequential escalation of n.
+
+A run spends one family-wise alpha. It is split evenly over at most ``stages`` rounds; within a
+round, Holm (statsmodels ``multipletests``) controls the chance of failing any correct gate at
+alpha / stages. Each round uses fresh draws, so by a union bound the whole run's false-failure
+probability is <= alpha however the rounds were chosen. A gate whose adjusted p-value is below
+the round's alpha fails; one that is inconclusive (below ``inconclusive`` times that alpha) is
+re-run with ``factor`` times more draws in the next round; the rest pass. Escalation adds power
+where the evidence is borderline instead of loosening any bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from statsmodels.stats.multitest import multipletests
+
+Decision = Literal["pass", "fail", "escalate"]
+
+
+def holm(p_values: list[float] | np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """(rejected, adjusted p-values) by Holm's step-down method."""
+    p = np.asarray(p_values, dtype=np.float64)
+    if p.size == 0:
+        return np.zeros(0, dtype=bool), p
+    reject, adjusted, _, _ = multipletests(p, alpha=alpha, method="holm")
+    return reject, adjusted
+
+
+@dataclass(frozen=True)
+class Escalation:
+    stages: int = 3
+    factor: int = 4
+    inconclusive: float = 100.0
+
+    def __post_init__(self) -> None:
+        if self.stages < 1 or self.factor < 2 or self.inconclusive < 1:
+            raise ValueError(f"invalid escalation policy {self}")
+
+    def stage_alpha(self, alpha: float) -> float:
+        return alpha / self.stages
+
+    def sample_size(self, n0: int, stage: int) -> int:
+        return int(n0 * self.factor**stage)
+
+    def decide(self, adjusted_p: float, alpha: float, stage: int) -> Decision:
+        a = self.stage_alpha(alpha)
+        if adjusted_p < a:
+            return "fail"
+        if stage + 1 < self.stages and adjusted_p < min(1.0, a * self.inconclusive):
+            return "escalate"
+        return "pass"

@@ -1,0 +1,37 @@
+"""The record every gate returns."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """One statistical verdict, with what it could have caught.
+
+    ``p_value`` is the probability of a discrepancy at least this large under a correct sampler
+    (small means "reject"). Gates whose verdict is not a rejection test (error-rate bounds,
+    ESS, spectral gaps) set ``multiple_testing = False`` and carry their own verdict.
+    ``detectable`` is the smallest discrepancy (measured as ``detectable_measure``) that the gate
+    detects with power ``power`` at this n and alpha: a pass says nothing below it.
+    """
+
+    gate: str
+    statistic: float
+    p_value: float | None
+    alpha: float
+    passed: bool
+    n: int
+    detectable: float | None
+    detectable_measure: str
+    power: float = 0.8
+    interval: tuple[float, float] | None = None
+    multiple_testing: bool = True
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        if self.interval is not None:
+            d["interval"] = [float(v) for v in self.interval]
+        return d

@@ -1,0 +1,472 @@
+"""The runner: tasks, seeds, a process pool, resumable results and the run's verdicts.
+
+A task is (algorithm x implementation x problem x parameters x stage). Its seed is spawned from
+the run's ``SeedSequence``: entropy = the run seed, spawn key = (CRC-32 of the case key, stage).
+The key leaves out the implementation on purpose, so the reference and the Numba version of a
+case draw from the same stream and must agree bit for bit. Each task is a pure function of its
+inputs and seed; its records are appended as soon as it finishes, and a resumed run skips the
+tasks already on disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+import traceback
+import zlib
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from harness.gates.multiple import Escalation, holm
+from harness.gates.result import GateResult
+from harness.registry import build_registry, registry_for
+from harness.results import (
+    MANIFEST,
+    RECORDS,
+    append_task,
+    done_tasks,
+    load_records,
+    provenance,
+    write_json,
+)
+from harness.spec import IMPLEMENTATION_NAMES, sample
+from harness.targets.catalog import LEVELS, problem
+from harness.verification import Case, agreement, gates_for, plan_cases
+
+SAMPLES = "samples"
+SUMMARY = "summary.json"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that determines a run's results (stored as run.json)."""
+
+    algorithms: tuple[str, ...]
+    impls: tuple[str, ...]
+    level: str = "quick"
+    seed: int = 0
+    alpha: float = 1e-4
+    plugins: tuple[str, ...] = ()
+    escalation: Escalation = field(default_factory=Escalation)
+
+    def manifest(self) -> dict[str, Any]:
+        return {
+            "algorithms": list(self.algorithms),
+            "impls": list(self.impls),
+            "level": self.level,
+            "seed": self.seed,
+            "alpha": self.alpha,
+            "plugins": list(self.plugins),
+            "escalation": {
+                "stages": self.escalation.stages,
+                "factor": self.escalation.factor,
+                "inconclusive": self.escalation.inconclusive,
+            },
+        }
+
+
+@dataclass(frozen=True)
+class Task:
+    case: Case
+    impl: str
+    stage: int
+    n: int
+    seed: int
+    alpha: float
+    plugins: tuple[str, ...]
+    samples_dir: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.case.key}|{self.impl}|stage{self.stage}"
+
+    @property
+    def spawn_key(self) -> tuple[int, int]:
+        return (zlib.crc32(self.case.key.encode()), self.stage)
+
+
+def check_seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed = {seed!r} is invalid; valid: an integer >= 0")
+    return int(seed)
+
+
+def validate_config(config: RunConfig) -> list:
+    """Check the whole configuration before any work; return the selected specs."""
+    check_seed(config.seed)
+    if config.level not in LEVELS:
+        raise ValueError(f"level = {config.level!r} is invalid; valid: {', '.join(LEVELS)}")
+    if not (0.0 < config.alpha < 1.0):
+        raise ValueError(f"alpha = {config.alpha!r} is invalid; valid: a number in (0, 1)")
+    for impl in config.impls:
+        if impl not in IMPLEMENTATION_NAMES:
+            raise ValueError(
+                f"implementation {impl!r} is invalid; valid: {', '.join(IMPLEMENTATION_NAMES)}"
+            )
+    registry = build_registry(config.plugins)
+    names = config.algorithms or tuple(registry.names())
+    specs = [registry.get(name) for name in names]
+    for spec in specs:
+        if not any(impl in spec.implementations for impl in config.impls):
+            raise ValueError(
+                f"algorithm {spec.name!r} has none of the implementations {list(config.impls)}; "
+                f"it has {list(spec.implementations)}"
+            )
+    return specs
+
+
+@lru_cache(maxsize=16)
+def _target(name: str) -> Any:
+    return problem(name).build()
+
+
+def _digest(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _sample_path(samples_dir: str, task_id: str) -> Path:
+    return Path(samples_dir) / (hashlib.sha256(task_id.encode()).hexdigest()[:20] + ".npz")
+
+
+def execute(task: Task) -> list[dict[str, Any]]:
+    """Run one task and return its records (one per gate). Runs in a worker process."""
+    registry = registry_for(task.plugins)
+    spec = registry.get(task.case.algorithm)
+    target = _target(task.case.problem)
+    seq = np.random.SeedSequence(task.seed, spawn_key=task.spawn_key)
+    rng = np.random.default_rng(seq)
+    base = {
+        "type": "gate",
+        "algorithm": spec.name,
+        "family": spec.family,
+        "guarantee": spec.guarantee,
+        "paper": spec.paper,
+        "impl": task.impl,
+        "problem": task.case.problem,
+        "case": task.case.key,
+        "params": dict(task.case.params),
+        "stage": task.stage,
+        "seed": {"entropy": task.seed, "spawn_key": list(task.spawn_key)},
+        **provenance(),
+    }
+    start = time.perf_counter()
+    try:
+        draws = sample(spec, task.impl, target, task.n, rng, **task.case.params)
+    except Exception as exc:  # a broken sampler is a failed verdict, not a crashed run
+        failed = GateResult(
+            "runs",
+            0.0,
+            None,
+            task.alpha,
+            False,
+            task.n,
+            None,
+            "-",
+            multiple_testing=False,
+            detail=f"{type(exc).__name__}: {exc}".strip()[:500],
+        )
+        return [
+            {**base, "wall_time": time.perf_counter() - start, "evals": None, **failed.to_dict()}
+        ]
+    wall = time.perf_counter() - start
+    state = rng.bit_generator.state
+    np.savez_compressed(
+        _sample_path(task.samples_dir, task.id),
+        values=np.asarray(draws.values),
+        evals=np.int64(draws.evals),
+        rng_state=np.array(json.dumps(state, sort_keys=True, default=str)),
+        **{f"extra_{k}": np.asarray(v) for k, v in draws.extras.items()},
+    )
+    base.update(
+        wall_time=wall,
+        evals=int(draws.evals),
+        evals_per_draw=draws.evals / task.n,
+        values_digest=hashlib.sha256(np.ascontiguousarray(draws.values).tobytes()).hexdigest()[:16],
+        rng_digest=_digest(state),
+    )
+    try:
+        gates = gates_for(spec, target, draws, task.alpha)
+    except NotImplementedError as exc:
+        gates = [
+            GateResult(
+                "coverage",
+                0.0,
+                None,
+                task.alpha,
+                False,
+                task.n,
+                None,
+                "-",
+                multiple_testing=False,
+                detail=str(exc),
+            )
+        ]
+    return [{**base, **g.to_dict()} for g in gates]
+
+
+def load_sample(samples_dir: str, task_id: str) -> dict[str, Any] | None:
+    path = _sample_path(samples_dir, task_id)
+    if not path.exists():
+        return None
+    with np.load(path) as data:
+        return {
+            "values": data["values"],
+            "evals": int(data["evals"]),
+            "rng_state": str(data["rng_state"]),
+            "extras": {k[len("extra_") :]: data[k] for k in data.files if k.startswith("extra_")},
+        }
+
+
+def _agreement_records(
+    config: RunConfig, case: Case, stage: int, samples_dir: str, specs: dict
+) -> list[dict[str, Any]] | None:
+    spec = specs[case.algorithm]
+    impls = [i for i in config.impls if i in spec.implementations]
+    if len(impls) < 2:
+        return None
+    loaded = []
+    for impl in impls[:2]:
+        tid = Task(case, impl, stage, 0, config.seed, 0.0, config.plugins, samples_dir).id
+        got = load_sample(samples_dir, tid)
+        if got is None:
+            return None
+        loaded.append(got)
+    kind = _target(case.problem).kind
+    result = agreement(spec, kind, loaded[0], loaded[1], config.alpha)
+    record = {
+        "type": "gate",
+        "algorithm": spec.name,
+        "family": spec.family,
+        "guarantee": spec.guarantee,
+        "paper": spec.paper,
+        "impl": f"{impls[0]}-vs-{impls[1]}",
+        "problem": case.problem,
+        "case": case.key,
+        "params": dict(case.params),
+        "stage": stage,
+        "seed": {"entropy": config.seed, "spawn_key": [zlib.crc32(case.key.encode()), stage]},
+        "wall_time": 0.0,
+        "evals": None,
+        **provenance(),
+        **result.to_dict(),
+    }
+    return [record]
+
+
+def decide(records: list[dict[str, Any]], config: RunConfig) -> dict[str, Any]:
+    """Holm per stage, escalation, and the final verdict of every (case, impl, gate).
+
+    Returns {"verdicts": [...], "escalate": {stage: set of (case, impl)}}.
+    """
+    policy = config.escalation
+    by_stage: dict[int, list[dict[str, Any]]] = {}
+    for r in records:
+        if r.get("type") == "gate":
+            by_stage.setdefault(int(r["stage"]), []).append(r)
+    final: dict[tuple[str, str, str], dict[str, Any]] = {}
+    escalate: dict[int, set[tuple[str, str]]] = {}
+    for stage in sorted(by_stage):
+        rows = by_stage[stage]
+        tested = [r for r in rows if r.get("multiple_testing") and r.get("p_value") is not None]
+        _, adjusted = holm([r["p_value"] for r in tested], policy.stage_alpha(config.alpha))
+        adj = {id(r): float(p) for r, p in zip(tested, adjusted, strict=True)}
+        for r in rows:
+            key = (r["case"], r["impl"], r["gate"])
+            if id(r) in adj:
+                decision = policy.decide(adj[id(r)], config.alpha, stage)
+                passed = decision != "fail"
+            else:
+                decision = "pass" if r["passed"] else "fail"
+                passed = bool(r["passed"])
+            if decision == "escalate":
+                escalate.setdefault(stage + 1, set()).add((r["case"], r["impl"]))
+            previous = final.get(key)
+            if previous is not None and previous["verdict"] == "fail":
+                continue  # a rejection at any stage stands (the alpha of every stage is spent)
+            final[key] = {
+                **{
+                    k: r.get(k)
+                    for k in (
+                        "algorithm",
+                        "family",
+                        "guarantee",
+                        "paper",
+                        "impl",
+                        "problem",
+                        "params",
+                        "gate",
+                        "statistic",
+                        "p_value",
+                        "n",
+                        "detectable",
+                        "detectable_measure",
+                        "power",
+                        "interval",
+                        "detail",
+                        "evals",
+                        "evals_per_draw",
+                        "wall_time",
+                        "commit",
+                        "machine",
+                    )
+                },
+                "stage": stage,
+                "adjusted_p": adj.get(id(r)),
+                "decision": decision,
+                "verdict": "pass" if passed else "fail",
+                "inconclusive": decision == "escalate",
+            }
+    # An escalated gate that has no later stage on disk (interrupted run) stays inconclusive.
+    return {"verdicts": list(final.values()), "escalate": escalate}
+
+
+def _run_tasks(
+    tasks: list[Task],
+    out: Path,
+    workers: int,
+    progress: bool,
+    desc: str,
+) -> None:
+    records_path = out / RECORDS
+    bar = tqdm(total=len(tasks), desc=desc, unit="task", disable=not progress, file=sys.stderr)
+    try:
+        if workers <= 1 or len(tasks) <= 1:
+            for task in tasks:
+                append_task(records_path, task.id, execute(task))
+                bar.update()
+        else:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                futures = {pool.submit(execute, t): t for t in tasks}
+                for fut in as_completed(futures):
+                    task = futures[fut]
+                    try:
+                        recs = fut.result()
+                    except Exception:
+                        detail = traceback.format_exc(limit=2)[-500:]
+                        failed = GateResult(
+                            "runs",
+                            0.0,
+                            None,
+                            task.alpha,
+                            False,
+                            task.n,
+                            None,
+                            "-",
+                            multiple_testing=False,
+                            detail=detail,
+                        )
+                        recs = [
+                            {
+                                "type": "gate",
+                                "algorithm": task.case.algorithm,
+                                "impl": task.impl,
+                                "problem": task.case.problem,
+                                "case": task.case.key,
+                                "params": dict(task.case.params),
+                                "stage": task.stage,
+                                **failed.to_dict(),
+                            }
+                        ]
+                    append_task(records_path, task.id, recs)
+                    bar.update()
+    finally:
+        bar.close()
+
+
+def check_manifest(out: Path, config: RunConfig) -> None:
+    """Refuse to mix runs: an existing run directory must hold the same configuration."""
+    path = out / MANIFEST
+    if path.exists():
+        old = json.loads(path.read_text())
+        if old.get("config") != config.manifest():
+            raise ValueError(
+                f"--out {str(out)!r} holds a run with other settings; resume it with the same "
+                "options, or choose another --out (nothing was changed)"
+            )
+
+
+def verify(
+    config: RunConfig,
+    out: Path,
+    workers: int | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Run (or resume) a verification and return its summary; everything lands under ``out``."""
+    specs = validate_config(config)
+    check_manifest(out, config)
+    out.mkdir(parents=True, exist_ok=True)
+    samples_dir = out / SAMPLES
+    samples_dir.mkdir(exist_ok=True)
+    if not (out / MANIFEST).exists():
+        write_json(out / MANIFEST, {"config": config.manifest(), "provenance": provenance()})
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    spec_by_name = {s.name: s for s in specs}
+    cases = plan_cases(specs, config.level)
+    records = load_records(out / RECORDS, repair=True)
+    if records and log:
+        log(f"resuming: {len(done_tasks(records))} finished tasks found in {out / RECORDS}")
+    selected: set[tuple[str, str]] | None = None
+    for stage in range(config.escalation.stages):
+        # A case escalates as a whole: every implementation reruns, so they stay comparable.
+        keys = None if selected is None else {k for k, _ in selected}
+        pairs = [
+            (c, impl)
+            for c in cases
+            for impl in config.impls
+            if impl in spec_by_name[c.algorithm].implementations and (keys is None or c.key in keys)
+        ]
+        if not pairs:
+            break
+        n_stage = config.escalation.sample_size(cases[0].n if cases else 1, stage)
+        alpha_share = config.escalation.stage_alpha(config.alpha) / max(len(pairs), 1)
+        tasks = [
+            Task(
+                c,
+                impl,
+                stage,
+                config.escalation.sample_size(c.n, stage),
+                config.seed,
+                alpha_share,
+                config.plugins,
+                str(samples_dir),
+            )
+            for c, impl in pairs
+        ]
+        done = done_tasks(records)
+        todo = [t for t in tasks if t.id not in done]
+        if todo:
+            desc = f"stage {stage + 1} (n={n_stage})"
+            _run_tasks(todo, out, workers, progress, desc)
+        for c in {t.case.key: t.case for t in tasks}.values():
+            aid = f"agreement|{c.key}|stage{stage}"
+            if aid in done:
+                continue
+            recs = _agreement_records(config, c, stage, str(samples_dir), spec_by_name)
+            if recs:
+                append_task(out / RECORDS, aid, recs)
+        records = load_records(out / RECORDS)
+        decided = decide(records, config)
+        selected = decided["escalate"].get(stage + 1)
+        if not selected:
+            break
+    decided = decide(records, config)
+    summary = {
+        "config": config.manifest(),
+        "provenance": provenance(),
+        "verdicts": decided["verdicts"],
+        "passed": all(v["verdict"] == "pass" for v in decided["verdicts"]),
+        "cases": len(cases),
+    }
+    write_json(out / SUMMARY, summary)
+    return summary

@@ -1,0 +1,83 @@
+"""Numba-to-reference speed ratios, timed side by side in one process.
+
+Absolute times on a shared machine are noise; a ratio of the two implementations timed in
+alternation on the same input is not. Each repeat times the reference and then the Numba
+version on the same problem; the report gives the median ratio and its interquartile range.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from harness.registry import build_registry
+from harness.spec import sample
+from harness.targets.discrete import synthetic_rewards
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    try:
+        d, n = (int(float(v)) for v in text.split(","))
+    except ValueError:
+        raise ValueError(f"--size {text!r} is invalid; valid: D,N such as 10,100000") from None
+    if d < 1 or n < 2:
+        raise ValueError(f"--size {text!r} is invalid; valid: D >= 1 and N >= 2")
+    return d, n
+
+
+def speed_ratios(
+    algorithms: list[str], sizes: list[tuple[int, int]], draws: int, repeat: int
+) -> dict[str, Any]:
+    if draws < 1 or repeat < 3:
+        raise ValueError(f"draws = {draws}, repeat = {repeat}; valid: draws >= 1, repeat >= 3")
+    registry = build_registry()
+    rows = []
+    for name in algorithms:
+        spec = registry.get(name)
+        if "discrete" not in spec.target_kinds:
+            raise ValueError(
+                f"speed compares on discrete problems; {name!r} takes {spec.target_kinds}"
+            )
+        for D, N in sizes:
+            target = synthetic_rewards(D, N, "normal", 1.0, np.random.default_rng(0))
+            sample(spec, "numba", target, 1, np.random.default_rng(0))  # compile and warm
+            ref, fast = [], []
+            for r in range(repeat):
+                for impl, store in (("reference", ref), ("numba", fast)):
+                    rng = np.random.default_rng(r)
+                    t0 = time.perf_counter()
+                    sample(spec, impl, target, draws, rng)
+                    store.append(time.perf_counter() - t0)
+            ratios = np.asarray(ref) / np.asarray(fast)
+            rows.append(
+                {
+                    "algorithm": name,
+                    "D": D,
+                    "N": N,
+                    "draws": draws,
+                    "reference_s_per_draw": float(np.median(ref)) / draws,
+                    "numba_s_per_draw": float(np.median(fast)) / draws,
+                    "ratio_median": float(np.median(ratios)),
+                    "ratio_iqr": [
+                        float(np.percentile(ratios, 25)),
+                        float(np.percentile(ratios, 75)),
+                    ],
+                }
+            )
+    return {"rows": rows, "repeat": repeat}
+
+
+def format_speed(result: dict[str, Any]) -> str:
+    lines = [
+        f"{'algorithm':<16} {'D':>6} {'N':>8} {'ref s/draw':>11} {'numba s/draw':>13} "
+        f"{'ratio':>8}  IQR"
+    ]
+    for r in result["rows"]:
+        lo, hi = r["ratio_iqr"]
+        lines.append(
+            f"{r['algorithm']:<16} {r['D']:>6} {r['N']:>8} {r['reference_s_per_draw']:>11.3e} "
+            f"{r['numba_s_per_draw']:>13.3e} {r['ratio_median']:>8.1f}  [{lo:.1f}, {hi:.1f}]"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,208 @@
+"""What a verification run checks: cases (algorithm x problem x parameters) and their gates.
+
+The gates that apply follow from the spec's guarantee, the target kind and the outputs a sampler
+returns, so a plugin gets the same verdicts as a built-in algorithm:
+- exact samplers on discrete targets: chi-square of the draws against the exact pmf;
+- exact samplers on 1-D continuous targets: KS against the exact CDF;
+- an ``extras["gumbel_max"]`` output: KS against Gumbel(log Z) (001, Eq. 1);
+- ``extras["process_values"/"process_locations"]``: per-state KS against Gumbel(log p~(i))
+  (001, Alg. 1 yields independent Gumbels), Bonferroni over states;
+- two implementations: agreement under the same seed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from harness.gates import chisquare_2samp, chisquare_gof, ks_1samp, ks_2samp
+from harness.gates.exactness import ks_detectable
+from harness.gates.result import GateResult
+from harness.spec import AlgorithmSpec, Draws
+from harness.targets.catalog import problems
+from harness.targets.continuous import gumbel_cdf
+
+SAMPLE_SIZES = {"quick": 20_000, "full": 100_000}
+
+
+@dataclass(frozen=True)
+class Case:
+    algorithm: str
+    problem: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    n: int = SAMPLE_SIZES["quick"]
+
+    @property
+    def key(self) -> str:
+        return f"{self.algorithm}|{self.problem}|{json.dumps(dict(self.params), sort_keys=True)}"
+
+
+def plan_cases(specs: list[AlgorithmSpec], level: str) -> list[Case]:
+    """Every (algorithm, problem, parameter set) a run at ``level`` verifies."""
+    cases = []
+    for spec in specs:
+        for kind in spec.target_kinds:
+            for prob in problems(kind, level):
+                for check in spec.checks:
+                    if check.problems is not None and prob.name not in check.problems:
+                        continue
+                    cases.append(
+                        Case(spec.name, prob.name, dict(check.params), SAMPLE_SIZES[level])
+                    )
+    return cases
+
+
+def _ks_family(columns: list[np.ndarray], locs: np.ndarray, alpha: float) -> GateResult:
+    """KS per state against Gumbel(loc_i), combined by Bonferroni (min p times the count)."""
+    results = [
+        ks_1samp(col, lambda x, m=loc: gumbel_cdf(x, m), alpha / len(columns))
+        for col, loc in zip(columns, locs, strict=True)
+        if col.size > 0
+    ]
+    p = min(1.0, len(results) * min(r.p_value for r in results))
+    worst = max(r.statistic for r in results)
+    n = int(sum(c.size for c in columns))
+    smallest = min(c.size for c in columns)
+    return GateResult(
+        "ks-process",
+        worst,
+        p,
+        alpha,
+        bool(p >= alpha),
+        n,
+        ks_detectable(max(smallest, 1), alpha / len(columns)),
+        "sup |F - F0| at each state",
+        detail=f"{len(results)} states, Bonferroni; fewest draws at a state: {smallest}",
+    )
+
+
+def exactness_gates(
+    spec: AlgorithmSpec, target: Any, draws: Draws, alpha: float
+) -> list[GateResult]:
+    """The gates for one exact sampler's output (see the module docstring).
+
+    ``alpha`` is this task's share of the run's alpha; it is split evenly over the gates, which
+    is the Bonferroni worst case of the run's Holm step and so fixes each gate's detectable
+    effect honestly before Holm decides.
+    """
+    checks: list[Callable[[float], GateResult]] = []
+    kind = target.kind
+    if kind == "discrete":
+        checks.append(lambda a: chisquare_gof(draws.values, target.pmf, a))
+    elif kind == "continuous-1d":
+        checks.append(lambda a: ks_1samp(draws.values, target.cdf, a))
+    else:
+        raise NotImplementedError(f"no exactness gate for target kind {kind!r}")
+    extras = draws.extras
+    if "gumbel_max" in extras and kind == "discrete":
+        logz = target.log_normaliser
+        checks.append(
+            lambda a: ks_1samp(
+                extras["gumbel_max"], lambda x: gumbel_cdf(x, logz), a, "ks-gumbel-max"
+            )
+        )
+    if "process_values" in extras and kind == "discrete":
+        values, locs = extras["process_values"], extras["process_locations"]
+        columns = [values[locs == i] for i in range(target.D)]
+        checks.append(lambda a: _ks_family(columns, target.log_unnormalised, a))
+    return [check(alpha / len(checks)) for check in checks]
+
+
+def gates_for(spec: AlgorithmSpec, target: Any, draws: Draws, alpha: float) -> list[GateResult]:
+    if spec.guarantee == "exact":
+        return exactness_gates(spec, target, draws, alpha)
+    raise NotImplementedError(
+        f"no gate applies to guarantee {spec.guarantee!r} on {target.kind!r} targets yet"
+    )
+
+
+def _same(a: np.ndarray, b: np.ndarray, rtol: float) -> bool:
+    if a.shape != b.shape:
+        return False
+    if rtol == 0.0 or not np.issubdtype(a.dtype, np.floating):
+        return bool(np.array_equal(a, b))
+    return bool(np.allclose(a, b, rtol=rtol, atol=0.0))
+
+
+def _two_sample(kind: str, a: np.ndarray, b: np.ndarray, alpha: float) -> GateResult:
+    if kind == "discrete":
+        size = int(max(np.max(a), np.max(b))) + 1
+        return chisquare_2samp(a, b, size, alpha)
+    return ks_2samp(a, b, alpha)
+
+
+def agreement(
+    spec: AlgorithmSpec,
+    kind: str,
+    a: Mapping[str, Any],
+    b: Mapping[str, Any],
+    alpha: float,
+) -> GateResult:
+    """Reference vs fast under the same seed: values, extras, evaluation counts, final RNG state.
+
+    ``a``/``b`` hold ``values``, ``extras``, ``evals`` and ``rng_state`` of each implementation.
+    Where the two differ only because the spec allows a tolerance, it says why; when even that
+    fails, a two-sample test reports whether the laws still agree.
+    """
+    rtol = spec.agreement.rtol
+    n = int(np.asarray(a["values"]).size)
+    if spec.agreement.law_only:
+        law = _two_sample(kind, a["values"], b["values"], alpha)
+        return GateResult(
+            "agreement-law",
+            law.statistic,
+            law.p_value,
+            alpha,
+            law.passed,
+            law.n,
+            law.detectable,
+            law.detectable_measure,
+            detail=f"{law.gate}; {spec.agreement.reason}",
+        )
+    mismatches = []
+    if not _same(np.asarray(a["values"]), np.asarray(b["values"]), rtol):
+        mismatches.append("values")
+    for key in sorted(set(a["extras"]) | set(b["extras"])):
+        if key not in a["extras"] or key not in b["extras"]:
+            mismatches.append(f"extras[{key}] missing")
+        elif not _same(np.asarray(a["extras"][key]), np.asarray(b["extras"][key]), rtol):
+            mismatches.append(f"extras[{key}]")
+    if a["evals"] != b["evals"]:
+        mismatches.append(f"evals {a['evals']} vs {b['evals']}")
+    if a["rng_state"] != b["rng_state"]:
+        mismatches.append("final Generator state")
+    how = "bit-for-bit" if rtol == 0.0 else f"within rtol {rtol:g} ({spec.agreement.reason})"
+    if not mismatches:
+        return GateResult(
+            "agreement",
+            0.0,
+            None,
+            alpha,
+            True,
+            n,
+            0.0,
+            "any difference",
+            multiple_testing=False,
+            detail=f"values, extras, evals and Generator state agree {how}",
+        )
+    if "values" in mismatches:
+        law = _two_sample(kind, a["values"], b["values"], alpha)
+        law_text = f"; two-sample {law.gate} p = {law.p_value:.3g}"
+    else:
+        law_text = ""
+    return GateResult(
+        "agreement",
+        float(len(mismatches)),
+        None,
+        alpha,
+        False,
+        n,
+        0.0,
+        "any difference",
+        multiple_testing=False,
+        detail=f"differ ({how} expected): {', '.join(mismatches)}{law_text}",
+    )
