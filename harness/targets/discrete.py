@@ -33,7 +33,7 @@ def _finite_matrix(name: str, value: object, ndim: int) -> np.ndarray:
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(
-            f"{name}{list(where)} = {arr[where]!r}; valid: finite log-weights "
+            f"{name}{list(where)} = {float(arr[where])!r}; valid: finite log-weights "
             "(NaN and +-inf are rejected; drop a zero-probability state from the domain)"
         )
     arr.setflags(write=False)

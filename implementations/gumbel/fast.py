@@ -65,8 +65,15 @@ def _trunc_gumbel(phi, b, e):
     log_e = _log(e)
     c = phi - b
     if log_e >= c:
-        return phi - log_e - math.log1p(math.exp(c - log_e))
-    return b - math.log1p(math.exp(log_e - c))
+        return phi - log_e - math.log1p(_ratio(c, e, log_e))
+    return b - math.log1p(_ratio(-c, 1.0 / e if e > 0.0 else math.inf, -log_e))
+
+
+@njit(cache=True)
+def _ratio(c, e, log_e):
+    if -700.0 < c < 700.0 and 0.0 < e < math.inf:
+        return math.exp(c) / e
+    return math.exp(c - log_e)
 
 
 @njit(cache=True)

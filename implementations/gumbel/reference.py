@@ -94,8 +94,15 @@ def trunc_gumbel_from_exponential(phi: float, b: float, e: float) -> float:
     log_e = _log(e)
     c = phi - b
     if log_e >= c:
-        return phi - log_e - math.log1p(math.exp(c - log_e))
-    return b - math.log1p(math.exp(log_e - c))
+        return phi - log_e - math.log1p(_ratio(c, e, log_e))
+    return b - math.log1p(_ratio(-c, 1.0 / e if e > 0.0 else math.inf, -log_e))
+
+
+def _ratio(c: float, e: float, log_e: float) -> float:
+    """exp(c) / e <= 1, without the ulp(log e)-sized error of exp(c - log e) when possible."""
+    if -700.0 < c < 700.0 and 0.0 < e < math.inf:
+        return math.exp(c) / e
+    return math.exp(c - log_e)
 
 
 def truncated_gumbel(target, n: int, rng: np.random.Generator) -> Draws:
