@@ -1,0 +1,93 @@
+"""The command line: exit codes 0 / 1 / 2, messages without tracebacks, negative controls."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import BROKEN
+
+
+def harness(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, cwd=cwd
+    )
+
+
+def test_list_table_and_json():
+    out = harness("list")
+    assert out.returncode == 0 and "gumbel-max" in out.stdout
+    data = json.loads(harness("list", "--json", "--problems").stdout)
+    names = {a["name"] for a in data["algorithms"]}
+    assert {"gumbel-max", "cdf-inversion", "truncated-gumbel", "top-down"} <= names
+    assert all(a["implementations"] == ["reference", "numba"] for a in data["algorithms"])
+    assert data["problems"]
+
+
+def test_the_gumbel_family_verifies_with_both_implementations(tmp_path):
+    out = harness(
+        "verify", "--algorithm", "gumbel-max", "--algorithm", "cdf-inversion", "--algorithm",
+        "top-down", "--algorithm", "truncated-gumbel", "--impl", "all", "--out",
+        str(tmp_path / "run"), "--no-progress",
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "0 failed" in out.stdout
+    for gate in ("chi-square", "ks-gumbel-max", "ks-process", "ks", "agreement"):
+        assert f" {gate} " in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "gate"),
+    [
+        ("broken-exp-noise", "chi-square"),
+        ("broken-temperature", "chi-square"),
+        ("broken-trunc-sign", "ks"),
+        ("broken-gumbel-max-value", "ks-gumbel-max"),
+    ],
+)
+def test_negative_controls_fail_naming_the_gate(tmp_path, algorithm, gate):
+    out = harness(
+        "verify", "--plugin", BROKEN, "--algorithm", algorithm, "--out", str(tmp_path / "r"),
+        "--no-progress",
+    )
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert f"FAILED {gate}: {algorithm}" in out.stdout
+    assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("draw", "--log-weights", "0,nan,1"), "finite log-weights"),
+        (("draw", "--log-weights", "0,inf"), "finite log-weights"),
+        (("draw", "--log-weights", ""), "D >= 1"),
+        (("draw", "--log-weights", "0,1", "--n", "0"), "n = 0 is invalid"),
+        (("draw", "--log-weights", "0,x"), "comma-separated numbers"),
+        (("verify", "--algorithm", "no-such"), "unknown algorithm 'no-such'"),
+        (("verify", "--plugin", "no_such_plugin_module"), "no such module"),
+        (("verify", "--plugin", "missing_file.py"), "no such file"),
+        (("verify", "--seed", "1.5"), "invalid int value"),
+        (("verify", "--seed", "-2"), "seed = -2"),
+        (("verify", "--alpha", "0"), "alpha = 0.0"),
+        (("verify", "--impl", "cython"), "invalid choice"),
+        (("report", "no/such/run"), "does not exist"),
+    ],
+)
+def test_bad_input_exits_2_with_a_message_and_no_traceback(tmp_path, args, message):
+    out = harness(*args, cwd=tmp_path)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_draw_prints_counts_beside_the_exact_pmf():
+    out = harness("draw", "--log-weights", "0,1,2", "--n", "3000", "--impl", "reference")
+    assert out.returncode == 0
+    assert "exact" in out.stdout and "9000 factor evaluations" in out.stdout
+
+
+def test_help_teaches():
+    out = harness("verify", "--help")
+    assert out.returncode == 0
+    assert "examples:" in out.stdout and "resume" in out.stdout

@@ -1,0 +1,62 @@
+import textwrap
+
+import pytest
+
+import harness
+from harness.registry import build_registry, load_plugin
+from tests.conftest import BROKEN
+
+
+def test_builtin_families_are_collected_from_explicit_tables():
+    reg = build_registry()
+    assert {"gumbel-max", "cdf-inversion", "truncated-gumbel", "top-down"} <= set(reg.names())
+    for spec in reg:
+        assert set(spec.implementations) == {"reference", "numba"}
+        assert spec.paper and spec.family
+
+
+def test_unknown_algorithm_names_the_registered_ones():
+    with pytest.raises(ValueError, match="unknown algorithm 'nope'; registered: .*gumbel-max"):
+        build_registry().get("nope")
+
+
+def test_plugins_join_the_same_registry():
+    reg = build_registry([BROKEN])
+    assert "broken-exp-noise" in reg and "gumbel-max" in reg
+    assert reg.plugins == [BROKEN]
+
+
+def test_plugin_errors_are_clear(tmp_path):
+    with pytest.raises(ValueError, match="no such file"):
+        build_registry([str(tmp_path / "missing.py")])
+    with pytest.raises(ValueError, match="no such module"):
+        build_registry(["not_a_module_anywhere"])
+    empty = tmp_path / "empty.py"
+    empty.write_text("x = 1\n")
+    with pytest.raises(ValueError, match="registered no algorithm"):
+        build_registry([str(empty)])
+    broken = tmp_path / "syntax.py"
+    broken.write_text("def (:\n")
+    with pytest.raises(ValueError, match="failed to import: SyntaxError"):
+        build_registry([str(broken)])
+
+
+def test_duplicate_names_are_refused(tmp_path):
+    dup = tmp_path / "dup.py"
+    dup.write_text(
+        textwrap.dedent(
+            """
+            import harness
+            harness.register(harness.AlgorithmSpec(
+                "gumbel-max", "x", "p", "exact", ("discrete",), {"reference": print}))
+            """
+        )
+    )
+    with pytest.raises(ValueError, match="already registered"):
+        load_plugin(str(dup), build_registry())
+
+
+def test_register_outside_plugin_loading_explains_itself():
+    spec = next(iter(build_registry()))
+    with pytest.raises(RuntimeError, match="--plugin"):
+        harness.register(spec)

@@ -1,0 +1,107 @@
+"""Runner: seeds, resumption after a kill, refusal to mix runs."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from harness.results import RECORDS, load_records
+from harness.runner import RunConfig, verify
+
+CONFIG = RunConfig(algorithms=("truncated-gumbel", "gumbel-max"), impls=("reference", "numba"))
+
+
+def verdict_set(summary):
+    return sorted(
+        (v["algorithm"], v["impl"], v["problem"], v["gate"], v["verdict"], v["statistic"])
+        for v in summary["verdicts"]
+    )
+
+
+def test_same_seed_same_records_and_reference_shares_numba_seed(tmp_path):
+    a = verify(CONFIG, tmp_path / "a", workers=1, progress=False)
+    b = verify(CONFIG, tmp_path / "b", workers=1, progress=False)
+    assert a["passed"] and verdict_set(a) == verdict_set(b)
+    recs = load_records(tmp_path / "a" / RECORDS)
+    seeds = {(r["case"], r["impl"]): tuple(r["seed"]["spawn_key"]) for r in recs}
+    for (case, impl), key in seeds.items():
+        if impl == "reference":
+            assert seeds[(case, "numba")] == key
+    for r in recs:
+        assert r["commit"] and r["machine"] and r["packages"]["numpy"]
+        assert r["wall_time"] >= 0 and "evals" in r
+
+
+def test_resume_after_a_torn_write_loses_and_duplicates_nothing(tmp_path):
+    full = verify(CONFIG, tmp_path / "full", workers=1, progress=False)
+    out = tmp_path / "cut"
+    verify(CONFIG, out, workers=1, progress=False)
+    path = out / RECORDS
+    lines = path.read_text().splitlines(keepends=True)
+    keep = lines[: len(lines) // 2]
+    path.write_text("".join(keep) + lines[len(lines) // 2][:40])  # a kill mid-line
+    (out / "summary.json").unlink()
+    resumed = verify(CONFIG, out, workers=1, progress=False)
+    assert verdict_set(resumed) == verdict_set(full)
+    recs = load_records(path)
+    ids = [(r["task_id"], r["gate"]) for r in recs]
+    assert len(ids) == len(set(ids)) == len(load_records(tmp_path / "full" / RECORDS))
+
+
+def test_resume_after_sigkill(tmp_path):
+    out = tmp_path / "killed"
+    cmd = [
+        sys.executable, "-m", "harness.cli", "verify", "--algorithm", "gumbel-max",
+        "--algorithm", "cdf-inversion", "--algorithm", "top-down", "--out", str(out),
+        "--workers", "1", "--no-progress",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if (out / RECORDS).exists() and (out / RECORDS).stat().st_size > 0:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = {r["task_id"] for r in load_records(out / RECORDS)}
+    assert before, "the run should have finished at least one task before the kill"
+    rc = subprocess.run(cmd, capture_output=True, text=True)
+    assert rc.returncode == 0, rc.stderr
+    after = load_records(out / RECORDS)
+    assert before <= {r["task_id"] for r in after}
+    keys = [(r["task_id"], r["gate"]) for r in after]
+    assert len(keys) == len(set(keys))
+    assert json.loads((out / "summary.json").read_text())["passed"]
+
+
+def test_a_directory_of_another_run_is_left_alone(tmp_path):
+    out = tmp_path / "run"
+    verify(CONFIG, out, workers=1, progress=False)
+    before = (out / RECORDS).read_text()
+    other = RunConfig(algorithms=CONFIG.algorithms, impls=CONFIG.impls, seed=5)
+    with pytest.raises(ValueError, match="other settings"):
+        verify(other, out, workers=1, progress=False)
+    assert (out / RECORDS).read_text() == before
+
+
+def test_bad_configuration_fails_before_any_file_is_written(tmp_path):
+    for bad in (
+        RunConfig(algorithms=("nope",), impls=("numba",)),
+        RunConfig(algorithms=(), impls=("cython",)),
+        RunConfig(algorithms=(), impls=("numba",), seed=-1),
+        RunConfig(algorithms=(), impls=("numba",), alpha=2.0),
+        RunConfig(algorithms=(), impls=("numba",), level="huge"),
+    ):
+        with pytest.raises(ValueError):
+            verify(bad, tmp_path / "x", workers=1, progress=False)
+    assert not (tmp_path / "x").exists()
+
+
+def test_process_pool_gives_the_same_verdicts(tmp_path):
+    serial = verify(CONFIG, tmp_path / "s", workers=1, progress=False)
+    pooled = verify(CONFIG, tmp_path / "p", workers=2, progress=False)
+    assert verdict_set(serial) == verdict_set(pooled)
