@@ -138,7 +138,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     drw.add_argument("--algorithm", default="gumbel-max")
     drw.add_argument(
-        "--log-weights", required=True, metavar="W1,W2,...",
+        "--log-weights",
+        required=True,
+        metavar="W1,W2,...",
         help="comma-separated finite log-weights, one per state",
     )
     drw.add_argument("--n", type=int, default=1000, help="number of draws (>= 1)")

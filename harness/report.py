@@ -26,7 +26,13 @@ from harness.runner import SAMPLES, SUMMARY, RunConfig, _target, decide, load_sa
 
 def _svg(fig: plt.Figure) -> str:
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
+    # No metadata: it carries a date (irreproducible) and RDF namespace URLs.
+    fig.savefig(
+        buf,
+        format="svg",
+        bbox_inches="tight",
+        metadata={"Creator": None, "Date": None, "Format": None, "Type": None},
+    )
     plt.close(fig)
     text = buf.getvalue()
     return text[text.index("<svg") :]

@@ -28,3 +28,18 @@ def small_trunc():
 
 def target_for(kind, small_discrete, small_trunc):
     return {"discrete": small_discrete, "continuous-1d": small_trunc}[kind]
+
+
+def readme_plugin_source() -> str:
+    """The plugin example of README.md, exactly as a user would copy it."""
+    text = (ROOT / "README.md").read_text()
+    block = text.split("<!-- plugin-example -->", 1)[1].split("<!-- /plugin-example -->", 1)[0]
+    return block.split("```python", 1)[1].split("```", 1)[0]
+
+
+def readme_plugin_path() -> str:
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="readme-plugin-")) / "my_sampler.py"
+    path.write_text(readme_plugin_source())
+    return str(path)

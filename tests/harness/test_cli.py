@@ -27,9 +27,20 @@ def test_list_table_and_json():
 
 def test_the_gumbel_family_verifies_with_both_implementations(tmp_path):
     out = harness(
-        "verify", "--algorithm", "gumbel-max", "--algorithm", "cdf-inversion", "--algorithm",
-        "top-down", "--algorithm", "truncated-gumbel", "--impl", "all", "--out",
-        str(tmp_path / "run"), "--no-progress",
+        "verify",
+        "--algorithm",
+        "gumbel-max",
+        "--algorithm",
+        "cdf-inversion",
+        "--algorithm",
+        "top-down",
+        "--algorithm",
+        "truncated-gumbel",
+        "--impl",
+        "all",
+        "--out",
+        str(tmp_path / "run"),
+        "--no-progress",
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "0 failed" in out.stdout
@@ -48,7 +59,13 @@ def test_the_gumbel_family_verifies_with_both_implementations(tmp_path):
 )
 def test_negative_controls_fail_naming_the_gate(tmp_path, algorithm, gate):
     out = harness(
-        "verify", "--plugin", BROKEN, "--algorithm", algorithm, "--out", str(tmp_path / "r"),
+        "verify",
+        "--plugin",
+        BROKEN,
+        "--algorithm",
+        algorithm,
+        "--out",
+        str(tmp_path / "r"),
         "--no-progress",
     )
     assert out.returncode == 1, out.stdout + out.stderr

@@ -55,9 +55,21 @@ def test_resume_after_a_torn_write_loses_and_duplicates_nothing(tmp_path):
 def test_resume_after_sigkill(tmp_path):
     out = tmp_path / "killed"
     cmd = [
-        sys.executable, "-m", "harness.cli", "verify", "--algorithm", "gumbel-max",
-        "--algorithm", "cdf-inversion", "--algorithm", "top-down", "--out", str(out),
-        "--workers", "1", "--no-progress",
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "verify",
+        "--algorithm",
+        "gumbel-max",
+        "--algorithm",
+        "cdf-inversion",
+        "--algorithm",
+        "top-down",
+        "--out",
+        str(out),
+        "--workers",
+        "1",
+        "--no-progress",
     ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120

@@ -35,8 +35,14 @@ def test_spec_rejects_inconsistent_declarations():
         AlgorithmSpec("x", "f", "p", "exact", ("discrete",), {})
     with pytest.raises(ValueError, match="flag"):
         AlgorithmSpec(
-            "x", "f", "p", "exact", ("discrete",), {"reference": _fn},
-            params=(Param("flag", False, bool),), checks=(Check({"flag": 3}),),
+            "x",
+            "f",
+            "p",
+            "exact",
+            ("discrete",),
+            {"reference": _fn},
+            params=(Param("flag", False, bool),),
+            checks=(Check({"flag": 3}),),
         )
 
 

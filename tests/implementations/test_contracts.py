@@ -10,9 +10,10 @@ import pytest
 
 from harness.registry import build_registry
 from harness.spec import sample
-from tests.conftest import target_for
+from tests.conftest import readme_plugin_path, target_for
 
-SPECS = list(build_registry())
+# Built-in algorithms plus the README's plugin example: a plugin gets these tests for free.
+SPECS = list(build_registry([readme_plugin_path()]))
 IDS = [s.name for s in SPECS]
 
 

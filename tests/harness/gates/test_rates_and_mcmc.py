@@ -3,8 +3,14 @@
 import numpy as np
 import pytest
 
-from harness.gates import error_rate, ess_rhat, invariance, spectral_gap, spectral_gap_bound
-from harness.gates import tv_estimate
+from harness.gates import (
+    error_rate,
+    ess_rhat,
+    invariance,
+    spectral_gap,
+    spectral_gap_bound,
+    tv_estimate,
+)
 
 
 def test_error_rate_clopper_pearson_against_delta():
