@@ -22,6 +22,7 @@ run: $(STAMP)
 
 # pytest exits 5 when it collects nothing; that must not count as a pass.
 test: $(STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -m "not slow" -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 

@@ -16,7 +16,7 @@ def test_builtin_families_are_collected_from_explicit_tables():
 
 
 def test_unknown_algorithm_names_the_registered_ones():
-    with pytest.raises(ValueError, match="unknown algorithm 'nope'; registered: .*gumbel-max"):
+    with pytest.raises(ValueError, match=r"unknown algorithm 'nope'; registered: .*gumbel-max"):
         build_registry().get("nope")
 
 
