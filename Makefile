@@ -15,8 +15,9 @@ $(STAMP): pyproject.toml
 
 # The main job: a verification run of every registered algorithm, then the HTML report.
 # The report is written even when a gate fails; the exit code is the verification's.
+# Same code and settings resume the previous run; otherwise it is moved aside, never deleted.
 run: $(STAMP)
-	$(BIN)/harness verify --impl all --out $(RUN_DIR); rc=$$?; \
+	$(BIN)/harness verify --impl all --out $(RUN_DIR) --move-stale; rc=$$?; \
 	$(BIN)/harness report $(RUN_DIR) --output $(RUN_DIR)/report.html || exit $$?; \
 	exit $$rc
 

@@ -102,6 +102,12 @@ def _parser() -> argparse.ArgumentParser:
         default=Path("reports/latest"),
         help="run directory for records, samples and summary (default reports/latest)",
     )
+    ver.add_argument(
+        "--move-stale",
+        action="store_true",
+        help="if --out holds a run with other settings or code, rename it to OUT.<time> and "
+        "start fresh (default: refuse)",
+    )
     ver.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
     ver.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
@@ -281,6 +287,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         workers=args.workers,
         progress=not args.no_progress,
         log=lambda msg: print(msg, file=sys.stderr),
+        move_stale=args.move_stale,
     )
     verdicts = summary["verdicts"]
     print_verdicts(verdicts)

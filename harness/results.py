@@ -7,6 +7,7 @@ kill is recognised on load and its partial lines dropped; it is then simply run 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -41,6 +42,11 @@ def provenance() -> dict[str, Any]:
         dirty = bool(status.strip())
     except (OSError, subprocess.CalledProcessError):
         pass
+    digest = hashlib.sha256()
+    for folder in ("harness", "implementations"):
+        for src in sorted((root / folder).rglob("*.py")):
+            digest.update(str(src.relative_to(root)).encode())
+            digest.update(src.read_bytes())
     versions = {}
     for pkg in PACKAGES:
         try:
@@ -50,6 +56,7 @@ def provenance() -> dict[str, Any]:
     return {
         "commit": commit,
         "dirty": dirty,
+        "source_digest": digest.hexdigest()[:16],
         "machine": platform.node(),
         "arch": platform.machine(),
         "cpus": os.cpu_count(),

@@ -383,16 +383,32 @@ def _run_tasks(
         bar.close()
 
 
-def check_manifest(out: Path, config: RunConfig) -> None:
-    """Refuse to mix runs: an existing run directory must hold the same configuration."""
+def check_manifest(out: Path, config: RunConfig, move_stale: bool = False) -> None:
+    """Refuse to mix runs: an existing run directory must hold the same settings and code.
+
+    The code is identified by a digest of the harness and implementation sources, so an edit
+    that is not yet committed still counts as other code. With ``move_stale`` such a directory
+    is renamed to ``OUT.<timestamp>`` (nothing is deleted) and a fresh run starts.
+    """
     path = out / MANIFEST
-    if path.exists():
-        old = json.loads(path.read_text())
-        if old.get("config") != config.manifest():
-            raise ValueError(
-                f"--out {str(out)!r} holds a run with other settings; resume it with the same "
-                "options, or choose another --out (nothing was changed)"
-            )
+    if not path.exists():
+        return
+    old = json.loads(path.read_text())
+    why = None
+    if old.get("config") != config.manifest():
+        why = "other settings"
+    elif old.get("provenance", {}).get("source_digest") != provenance()["source_digest"]:
+        why = "other code (the sources changed since)"
+    if why is None:
+        return
+    if move_stale:
+        aside = out.with_name(f"{out.name}.{time.strftime('%Y%m%dT%H%M%S')}")
+        out.rename(aside)
+        return
+    raise ValueError(
+        f"--out {str(out)!r} holds a run with {why}; resume it with the same options and code, "
+        "choose another --out, or pass --move-stale to move it aside (nothing was changed)"
+    )
 
 
 def verify(
@@ -401,10 +417,11 @@ def verify(
     workers: int | None = None,
     progress: bool = True,
     log: Callable[[str], None] | None = None,
+    move_stale: bool = False,
 ) -> dict[str, Any]:
     """Run (or resume) a verification and return its summary; everything lands under ``out``."""
     specs = validate_config(config)
-    check_manifest(out, config)
+    check_manifest(out, config, move_stale)
     out.mkdir(parents=True, exist_ok=True)
     samples_dir = out / SAMPLES
     samples_dir.mkdir(exist_ok=True)

@@ -117,3 +117,17 @@ def test_process_pool_gives_the_same_verdicts(tmp_path):
     serial = verify(CONFIG, tmp_path / "s", workers=1, progress=False)
     pooled = verify(CONFIG, tmp_path / "p", workers=2, progress=False)
     assert verdict_set(serial) == verdict_set(pooled)
+
+
+def test_changed_code_is_not_resumed_but_moved_aside_on_request(tmp_path, monkeypatch):
+    import harness.runner as runner
+
+    out = tmp_path / "run"
+    verify(CONFIG, out, workers=1, progress=False)
+    real = runner.provenance()
+    monkeypatch.setattr(runner, "provenance", lambda: {**real, "source_digest": "edited"})
+    with pytest.raises(ValueError, match="other code"):
+        verify(CONFIG, out, workers=1, progress=False)
+    verify(CONFIG, out, workers=1, progress=False, move_stale=True)
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith("run.")]
+    assert len(aside) == 1 and (aside[0] / RECORDS).exists()
