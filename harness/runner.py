@@ -138,6 +138,42 @@ def _sample_path(samples_dir: str, task_id: str) -> Path:
     return Path(samples_dir) / (hashlib.sha256(task_id.encode()).hexdigest()[:20] + ".npz")
 
 
+def _base_record(
+    case: Case, impl: str, stage: int, seed: int, spawn_key: tuple[int, int], spec=None
+) -> dict[str, Any]:
+    """The fields every record of a task carries: what ran, with which seed, where."""
+    return {
+        "type": "gate",
+        "algorithm": case.algorithm,
+        "family": getattr(spec, "family", None),
+        "guarantee": getattr(spec, "guarantee", None),
+        "paper": getattr(spec, "paper", None),
+        "impl": impl,
+        "problem": case.problem,
+        "case": case.key,
+        "params": dict(case.params),
+        "stage": stage,
+        "seed": {"entropy": seed, "spawn_key": list(spawn_key)},
+        **provenance(),
+    }
+
+
+def _runs_failed(task: Task, detail: str) -> GateResult:
+    """A sampler that raised (or a worker that died) is a failed verdict, not a crashed run."""
+    return GateResult(
+        "runs",
+        0.0,
+        None,
+        task.alpha,
+        False,
+        task.n,
+        None,
+        "-",
+        multiple_testing=False,
+        detail=detail,
+    )
+
+
 def execute(task: Task) -> list[dict[str, Any]]:
     """Run one task and return its records (one per gate). Runs in a worker process."""
     registry = registry_for(task.plugins)
@@ -145,36 +181,12 @@ def execute(task: Task) -> list[dict[str, Any]]:
     target = _target(task.case.problem)
     seq = np.random.SeedSequence(task.seed, spawn_key=task.spawn_key)
     rng = np.random.default_rng(seq)
-    base = {
-        "type": "gate",
-        "algorithm": spec.name,
-        "family": spec.family,
-        "guarantee": spec.guarantee,
-        "paper": spec.paper,
-        "impl": task.impl,
-        "problem": task.case.problem,
-        "case": task.case.key,
-        "params": dict(task.case.params),
-        "stage": task.stage,
-        "seed": {"entropy": task.seed, "spawn_key": list(task.spawn_key)},
-        **provenance(),
-    }
+    base = _base_record(task.case, task.impl, task.stage, task.seed, task.spawn_key, spec)
     start = time.perf_counter()
     try:
         draws = sample(spec, task.impl, target, task.n, rng, **task.case.params)
     except Exception as exc:  # a broken sampler is a failed verdict, not a crashed run
-        failed = GateResult(
-            "runs",
-            0.0,
-            None,
-            task.alpha,
-            False,
-            task.n,
-            None,
-            "-",
-            multiple_testing=False,
-            detail=f"{type(exc).__name__}: {exc}".strip()[:500],
-        )
+        failed = _runs_failed(task, f"{type(exc).__name__}: {exc}".strip()[:500])
         return [
             {**base, "wall_time": time.perf_counter() - start, "evals": None, **failed.to_dict()}
         ]
@@ -243,21 +255,11 @@ def _agreement_records(
         loaded.append(got)
     kind = _target(case.problem).kind
     result = agreement(spec, kind, loaded[0], loaded[1], config.alpha)
+    spawn_key = (zlib.crc32(case.key.encode()), stage)
     record = {
-        "type": "gate",
-        "algorithm": spec.name,
-        "family": spec.family,
-        "guarantee": spec.guarantee,
-        "paper": spec.paper,
-        "impl": f"{impls[0]}-vs-{impls[1]}",
-        "problem": case.problem,
-        "case": case.key,
-        "params": dict(case.params),
-        "stage": stage,
-        "seed": {"entropy": config.seed, "spawn_key": [zlib.crc32(case.key.encode()), stage]},
+        **_base_record(case, f"{impls[0]}-vs-{impls[1]}", stage, config.seed, spawn_key, spec),
         "wall_time": 0.0,
         "evals": None,
-        **provenance(),
         **result.to_dict(),
     }
     return [record]
@@ -352,31 +354,11 @@ def _run_tasks(
                     try:
                         recs = fut.result()
                     except Exception:
-                        detail = traceback.format_exc(limit=2)[-500:]
-                        failed = GateResult(
-                            "runs",
-                            0.0,
-                            None,
-                            task.alpha,
-                            False,
-                            task.n,
-                            None,
-                            "-",
-                            multiple_testing=False,
-                            detail=detail,
+                        failed = _runs_failed(task, traceback.format_exc(limit=2)[-500:])
+                        base = _base_record(
+                            task.case, task.impl, task.stage, task.seed, task.spawn_key
                         )
-                        recs = [
-                            {
-                                "type": "gate",
-                                "algorithm": task.case.algorithm,
-                                "impl": task.impl,
-                                "problem": task.case.problem,
-                                "case": task.case.key,
-                                "params": dict(task.case.params),
-                                "stage": task.stage,
-                                **failed.to_dict(),
-                            }
-                        ]
+                        recs = [{**base, **failed.to_dict()}]
                     append_task(records_path, task.id, recs)
                     bar.update()
     finally:

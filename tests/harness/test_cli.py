@@ -55,6 +55,7 @@ def test_the_gumbel_family_verifies_with_both_implementations(tmp_path):
         ("broken-temperature", "chi-square"),
         ("broken-trunc-sign", "ks"),
         ("broken-gumbel-max-value", "ks-gumbel-max"),
+        ("broken-raises", "runs"),
     ],
 )
 def test_negative_controls_fail_naming_the_gate(tmp_path, algorithm, gate):

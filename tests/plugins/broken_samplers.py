@@ -45,7 +45,13 @@ def gumbel_max_wrong_max(target, n, rng):
     return harness.Draws(x, n * N * D, {"gumbel_max": wrong})
 
 
+def raises(target, n, rng):
+    """Bug: the sampler crashes; the run must record a failed verdict and go on."""
+    raise RuntimeError("index out of range in my kernel")
+
+
 for name, fn, kinds in (
+    ("broken-raises", raises, ("discrete",)),
     ("broken-exp-noise", argmax_exponential_noise, ("discrete",)),
     ("broken-temperature", argmax_hot, ("discrete",)),
     ("broken-trunc-sign", trunc_gumbel_sign_flipped, ("continuous-1d",)),
