@@ -158,10 +158,11 @@ def _base_record(
     }
 
 
-def _runs_failed(task: Task, detail: str) -> GateResult:
-    """A sampler that raised (or a worker that died) is a failed verdict, not a crashed run."""
+def _not_verified(task: Task, gate: str, detail: str) -> GateResult:
+    """A verdict of failure without a statistic: the sampler raised ("runs"), a worker died,
+    or no gate applies to it yet ("coverage"). Never a silent pass."""
     return GateResult(
-        "runs",
+        gate,
         0.0,
         None,
         task.alpha,
@@ -186,7 +187,7 @@ def execute(task: Task) -> list[dict[str, Any]]:
     try:
         draws = sample(spec, task.impl, target, task.n, rng, **task.case.params)
     except Exception as exc:  # a broken sampler is a failed verdict, not a crashed run
-        failed = _runs_failed(task, f"{type(exc).__name__}: {exc}".strip()[:500])
+        failed = _not_verified(task, "runs", f"{type(exc).__name__}: {exc}".strip()[:500])
         return [
             {**base, "wall_time": time.perf_counter() - start, "evals": None, **failed.to_dict()}
         ]
@@ -209,20 +210,7 @@ def execute(task: Task) -> list[dict[str, Any]]:
     try:
         gates = gates_for(spec, target, draws, task.alpha)
     except NotImplementedError as exc:
-        gates = [
-            GateResult(
-                "coverage",
-                0.0,
-                None,
-                task.alpha,
-                False,
-                task.n,
-                None,
-                "-",
-                multiple_testing=False,
-                detail=str(exc),
-            )
-        ]
+        gates = [_not_verified(task, "coverage", str(exc))]
     return [{**base, **g.to_dict()} for g in gates]
 
 
@@ -354,7 +342,7 @@ def _run_tasks(
                     try:
                         recs = fut.result()
                     except Exception:
-                        failed = _runs_failed(task, traceback.format_exc(limit=2)[-500:])
+                        failed = _not_verified(task, "runs", traceback.format_exc(limit=2)[-500:])
                         base = _base_record(
                             task.case, task.impl, task.stage, task.seed, task.spawn_key
                         )
