@@ -131,3 +131,18 @@ def test_changed_code_is_not_resumed_but_moved_aside_on_request(tmp_path, monkey
     verify(CONFIG, out, workers=1, progress=False, move_stale=True)
     aside = [p for p in tmp_path.iterdir() if p.name.startswith("run.")]
     assert len(aside) == 1 and (aside[0] / RECORDS).exists()
+
+
+def test_an_algorithm_no_gate_covers_yet_fails_loudly(tmp_path):
+    plugin = tmp_path / "chain.py"
+    plugin.write_text(
+        "import numpy as np\nimport harness\n"
+        "def walk(target, n_steps, rng, x0=None):\n"
+        "    return harness.Chain(rng.integers(0, target.D, n_steps), 0)\n"
+        "harness.register(harness.AlgorithmSpec('my-chain', 'x', 'p', 'mcmc', ('discrete',),\n"
+        "    {'reference': walk}, entry='run_chain'))\n"
+    )
+    config = RunConfig(algorithms=("my-chain",), impls=("reference",), plugins=(str(plugin),))
+    summary = verify(config, tmp_path / "run", workers=1, progress=False)
+    assert not summary["passed"]
+    assert {v["gate"] for v in summary["verdicts"]} == {"coverage"}
