@@ -19,9 +19,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from harness.gates.multiple import Escalation
 from harness.results import MANIFEST, RECORDS, load_records
-from harness.runner import SAMPLES, SUMMARY, RunConfig, _target, decide, load_sample
+from harness.runner import SAMPLES, SUMMARY, RunConfig, decide, load_sample
+from harness.targets.catalog import build_target
 
 
 def _svg(fig: plt.Figure) -> str:
@@ -42,16 +42,7 @@ def _config(run: Path) -> RunConfig | None:
     path = run / MANIFEST
     if not path.exists():
         return None
-    c = json.loads(path.read_text())["config"]
-    return RunConfig(
-        algorithms=tuple(c["algorithms"]),
-        impls=tuple(c["impls"]),
-        level=c["level"],
-        seed=c["seed"],
-        alpha=c["alpha"],
-        plugins=tuple(c["plugins"]),
-        escalation=Escalation(**c["escalation"]),
-    )
+    return RunConfig.from_manifest(json.loads(path.read_text())["config"])
 
 
 def load_run(run: Path) -> dict[str, Any]:
@@ -83,7 +74,7 @@ def load_run(run: Path) -> dict[str, Any]:
 def _pmf_figure(run: Path, records: list[dict[str, Any]], case: str, problem: str) -> str | None:
     """Observed frequencies of each implementation against the exact pmf (stage 0)."""
     try:
-        target = _target(problem)
+        target = build_target(problem)
     except ValueError:
         return None
     if target.kind != "discrete" or target.D > 100:

@@ -20,7 +20,6 @@ import zlib
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +39,7 @@ from harness.results import (
     write_json,
 )
 from harness.spec import IMPLEMENTATION_NAMES, sample
-from harness.targets.catalog import LEVELS, problem
+from harness.targets.catalog import LEVELS, build_target
 from harness.verification import Case, agreement, gates_for, plan_cases
 
 SAMPLES = "samples"
@@ -58,6 +57,19 @@ class RunConfig:
     alpha: float = 1e-4
     plugins: tuple[str, ...] = ()
     escalation: Escalation = field(default_factory=Escalation)
+
+    @classmethod
+    def from_manifest(cls, c: dict[str, Any]) -> RunConfig:
+        """The inverse of :meth:`manifest`."""
+        return cls(
+            algorithms=tuple(c["algorithms"]),
+            impls=tuple(c["impls"]),
+            level=c["level"],
+            seed=c["seed"],
+            alpha=c["alpha"],
+            plugins=tuple(c["plugins"]),
+            escalation=Escalation(**c["escalation"]),
+        )
 
     def manifest(self) -> dict[str, Any]:
         return {
@@ -125,11 +137,6 @@ def validate_config(config: RunConfig) -> list:
     return specs
 
 
-@lru_cache(maxsize=16)
-def _target(name: str) -> Any:
-    return problem(name).build()
-
-
 def _digest(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
@@ -179,7 +186,7 @@ def execute(task: Task) -> list[dict[str, Any]]:
     """Run one task and return its records (one per gate). Runs in a worker process."""
     registry = registry_for(task.plugins)
     spec = registry.get(task.case.algorithm)
-    target = _target(task.case.problem)
+    target = build_target(task.case.problem)
     seq = np.random.SeedSequence(task.seed, spawn_key=task.spawn_key)
     rng = np.random.default_rng(seq)
     base = _base_record(task.case, task.impl, task.stage, task.seed, task.spawn_key, spec)
@@ -241,7 +248,7 @@ def _agreement_records(
         if got is None:
             return None
         loaded.append(got)
-    kind = _target(case.problem).kind
+    kind = build_target(case.problem).kind
     result = agreement(spec, kind, loaded[0], loaded[1], config.alpha)
     spawn_key = (zlib.crc32(case.key.encode()), stage)
     record = {
@@ -415,7 +422,6 @@ def verify(
         ]
         if not pairs:
             break
-        n_stage = config.escalation.sample_size(cases[0].n if cases else 1, stage)
         alpha_share = config.escalation.stage_alpha(config.alpha) / max(len(pairs), 1)
         tasks = [
             Task(
@@ -433,8 +439,7 @@ def verify(
         done = done_tasks(records)
         todo = [t for t in tasks if t.id not in done]
         if todo:
-            desc = f"stage {stage + 1} (n={n_stage})"
-            _run_tasks(todo, out, workers, progress, desc)
+            _run_tasks(todo, out, workers, progress, f"stage {stage + 1}")
         for c in {t.case.key: t.case for t in tasks}.values():
             aid = f"agreement|{c.key}|stage{stage}"
             if aid in done:

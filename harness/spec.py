@@ -187,12 +187,6 @@ class AlgorithmSpec:
         for check in self.checks:
             self.validate(check.params)
 
-    def param(self, name: str) -> Param:
-        for p in self.params:
-            if p.name == name:
-                return p
-        raise KeyError(name)
-
     def validate(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """Fill defaults and check every value; raise ``ValueError`` naming the bad one."""
         known = {p.name for p in self.params}

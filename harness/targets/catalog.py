@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -70,3 +71,9 @@ def problem(name: str) -> Problem:
         if p.name == name:
             return p
     raise ValueError(f"unknown problem {name!r}; known: {', '.join(p.name for p in PROBLEMS)}")
+
+
+@lru_cache(maxsize=16)
+def build_target(name: str) -> Any:
+    """The target of a named problem, built once per process (construction is deterministic)."""
+    return problem(name).build()

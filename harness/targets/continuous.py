@@ -39,10 +39,6 @@ class TruncatedGumbelTarget:
         if not self.name:
             object.__setattr__(self, "name", f"truncgumbel-phi{self.phi:g}-b{self.b:g}")
 
-    @property
-    def support(self) -> tuple[float, float]:
-        return (-math.inf, self.b)
-
     def cdf(self, g: np.ndarray) -> np.ndarray:
         g = np.minimum(np.asarray(g, dtype=np.float64), self.b)
         return np.exp(-math.exp(self.phi - self.b) * np.expm1(self.b - g))
@@ -58,6 +54,3 @@ class TruncatedGumbelTarget:
     def log_normaliser(self) -> float:
         """log P(Gumbel(phi) <= b) = -exp(-(b - phi))."""
         return -math.exp(self.phi - self.b)
-
-    def describe(self) -> str:
-        return f"{self.name} (b - phi = {self.b - self.phi:g})"

@@ -94,9 +94,6 @@ class DiscreteFactorTarget:
         p.setflags(write=False)
         return p
 
-    def describe(self) -> str:
-        return f"{self.name} (D={self.D}, N={self.N})"
-
 
 def default_pmf(D: int, spread: float = 4.5) -> np.ndarray:
     """A fixed pmf for the synthetic family: geometric, log p falls linearly by ``spread``.
