@@ -215,7 +215,7 @@ def execute(task: Task) -> list[dict[str, Any]]:
         rng_digest=_digest(state),
     )
     try:
-        gates = gates_for(spec, target, draws, task.alpha)
+        gates = gates_for(spec, target, draws, task.alpha, task.case.params)
     except NotImplementedError as exc:
         gates = [_not_verified(task, "coverage", str(exc))]
     return [{**base, **g.to_dict()} for g in gates]
@@ -282,6 +282,8 @@ def decide(records: list[dict[str, Any]], config: RunConfig) -> dict[str, Any]:
             if id(r) in adj:
                 decision = policy.decide(adj[id(r)], config.alpha, stage)
                 passed = decision != "fail"
+            elif not r["passed"] and r.get("escalate_when_failed") and stage + 1 < policy.stages:
+                decision, passed = "escalate", True
             else:
                 decision = "pass" if r["passed"] else "fail"
                 passed = bool(r["passed"])

@@ -144,6 +144,8 @@ class AlgorithmSpec:
     ``checks`` lists the parameter sets a verification run exercises (defaults first).
     ``kernels`` lists the Numba dispatchers behind the fast implementation, so the contract tests
     can check that each compiles once per signature.
+    ``target_check(target, params)`` validates what depends on the target (e.g. m1 <= N) and
+    raises ``ValueError`` naming the parameter, before any draw.
     """
 
     name: str
@@ -160,6 +162,7 @@ class AlgorithmSpec:
     agreement: Agreement = Agreement()
     checks: tuple[Check, ...] = (Check(),)
     kernels: tuple[Any, ...] = ()
+    target_check: Callable[[Any, Mapping[str, Any]], None] | None = None
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
@@ -244,4 +247,6 @@ def sample(
         raise ValueError(f"rng = {rng!r} is invalid; valid: a numpy.random.Generator")
     n = check_sample_size(n, "n" if spec.entry == "draw" else "n_steps")
     checked = spec.validate(params)
+    if spec.target_check is not None:
+        spec.target_check(target, checked)
     return fn(target, n, rng, **checked)

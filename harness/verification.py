@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from harness.gates import chisquare_2samp, chisquare_gof, ks_1samp, ks_2samp
+from harness.gates.rates import error_rate, tv_estimate
 from harness.gates.exactness import ks_detectable
 from harness.gates.result import GateResult
 from harness.spec import AlgorithmSpec, Draws
@@ -112,9 +113,66 @@ def exactness_gates(
     return [check(alpha / len(checks)) for check in checks]
 
 
-def gates_for(spec: AlgorithmSpec, target: Any, draws: Draws, alpha: float) -> list[GateResult]:
+def pull_bounds(draws: Draws, N: int, D: int, alpha: float) -> GateResult:
+    """000, Prop. 2 and 3: no arm is drawn more than N times and a draw costs at most N * D."""
+    most = int(np.max(draws.extras["max_pulls"]))
+    costliest = int(np.max(draws.extras["draw_evals"]))
+    passed = most <= N and costliest <= N * D
+    early = draws.extras.get("stopped_early")
+    share = "" if early is None else f"; {float(np.mean(early)):.3f} of draws stopped before N"
+    return GateResult(
+        "pull-bounds",
+        float(most),
+        None,
+        alpha,
+        bool(passed),
+        int(np.asarray(draws.values).size),
+        0.0,
+        "any draw over the bound",
+        multiple_testing=False,
+        detail=f"max pulls of an arm {most} (bound N = {N}); max rewards in a draw {costliest} "
+        f"(bound N*D = {N * D}); mean {float(np.mean(draws.extras['draw_evals'])):.1f}{share}",
+    )
+
+
+def approximate_gates(
+    spec: AlgorithmSpec, target: Any, draws: Draws, alpha: float, params: Mapping[str, Any]
+) -> list[GateResult]:
+    """tv-vs-delta for an approximate discrete sampler (000, Prop. 1).
+
+    - error-rate: draws that differ from the exact argmax under the same noise
+      (``extras["exact"]``), Clopper-Pearson upper bound <= delta;
+    - tv: TV of the histogram against the exact pmf, failing only if its interval lies above
+      delta;
+    - pull-bounds: Prop. 2/3 cost bounds when the sampler reports ``max_pulls``/``draw_evals``.
+    """
+    if target.kind != "discrete" or "exact" not in draws.extras:
+        raise NotImplementedError(
+            f"approximate sampler {spec.name!r} on {target.kind!r}: the tv-vs-delta gate needs "
+            "extras['exact'] (call it with exact_answer=True) on a discrete target"
+        )
+    delta = float(spec.validate(params)[spec.delta_param])
+    values = np.asarray(draws.values)
+    checks: list[Callable[[float], GateResult]] = [
+        lambda a: error_rate(int(np.sum(values != draws.extras["exact"])), values.size, delta, a),
+        lambda a: tv_estimate(values, target.pmf, a, delta),
+    ]
+    if "max_pulls" in draws.extras and "draw_evals" in draws.extras:
+        checks.append(lambda a: pull_bounds(draws, target.N, target.D, a))
+    return [check(alpha / len(checks)) for check in checks]
+
+
+def gates_for(
+    spec: AlgorithmSpec,
+    target: Any,
+    draws: Draws,
+    alpha: float,
+    params: Mapping[str, Any] | None = None,
+) -> list[GateResult]:
     if spec.guarantee == "exact":
         return exactness_gates(spec, target, draws, alpha)
+    if spec.guarantee == "approximate":
+        return approximate_gates(spec, target, draws, alpha, params or {})
     raise NotImplementedError(
         f"no gate applies to guarantee {spec.guarantee!r} on {target.kind!r} targets yet"
     )

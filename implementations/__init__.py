@@ -1,5 +1,6 @@
 """Algorithm families. Each family lists its specs explicitly; the registry reads FAMILIES."""
 
 from implementations.gumbel import GUMBEL_FAMILY
+from implementations.racing import RACING_FAMILY
 
-FAMILIES = [GUMBEL_FAMILY]
+FAMILIES = [GUMBEL_FAMILY, RACING_FAMILY]

@@ -18,7 +18,7 @@ def registry():
 
 @pytest.fixture(scope="session")
 def small_discrete():
-    return synthetic_rewards(6, 40, "normal", 1.0, np.random.default_rng(11))
+    return synthetic_rewards(6, 128, "normal", 0.05, np.random.default_rng(11))
 
 
 @pytest.fixture(scope="session")

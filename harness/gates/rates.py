@@ -25,7 +25,8 @@ def error_rate(errors: int, n: int, delta: float, alpha: float) -> GateResult:
     """Pass when the one-sided Clopper-Pearson upper bound of the error rate is <= delta.
 
     Equivalently, the exact binomial test rejects "rate >= delta" at level alpha; its p-value is
-    reported. Not a rejection test of correctness, so it stays out of the Holm family.
+    reported. Not a rejection test of correctness, so it stays out of the Holm family. A failure
+    whose lower bound is still <= delta is marked for escalation (more draws), not final.
     Detectable: with zero errors the bound is 1 - alpha^(1/n); a smaller delta needs more draws.
     """
     _check_delta(delta)
@@ -45,7 +46,9 @@ def error_rate(errors: int, n: int, delta: float, alpha: float) -> GateResult:
         "smallest provable error bound (zero errors)",
         interval=(float(low), float(high)),
         multiple_testing=False,
-        detail=f"{errors} errors in {n}; Clopper-Pearson upper {high:.3g} vs delta {delta:g}",
+        detail=f"{errors} errors in {n}; Clopper-Pearson [{low:.3g}, {high:.3g}] vs delta {delta:g}",
+        # Not proven yet but not disproven either: more draws can settle it.
+        escalate_when_failed=bool(low <= delta),
     )
 
 

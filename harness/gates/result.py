@@ -15,6 +15,9 @@ class GateResult:
     ESS, spectral gaps) set ``multiple_testing = False`` and carry their own verdict.
     ``detectable`` is the smallest discrepancy (measured as ``detectable_measure``) that the gate
     detects with power ``power`` at this n and alpha: a pass says nothing below it.
+    ``escalate_when_failed`` marks a failure that more draws could overturn (a bound not yet
+    proven, e.g. an error rate whose interval straddles delta): the runner re-runs it with more
+    draws while stages remain, and only then lets it fail.
     """
 
     gate: str
@@ -29,6 +32,7 @@ class GateResult:
     interval: tuple[float, float] | None = None
     multiple_testing: bool = True
     detail: str = ""
+    escalate_when_failed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -54,6 +54,14 @@ PROBLEMS: tuple[Problem, ...] = (
         _synthetic(1000, 20, "uniform", 1.0, 3),
         levels=("full",),
     ),
+    # Racing problems (000 Sec. 5.1 family): small sigma makes races stop early, so they can err.
+    Problem("race-normal-D10-N1000-s1e-3", "discrete", _synthetic(10, 1000, "normal", 1e-3, 4)),
+    Problem(
+        "race-lognormal-D10-N1000-s1e-3", "discrete", _synthetic(10, 1000, "lognormal", 1e-3, 5)
+    ),
+    Problem("race-normal-D10-N1000-s1e-4", "discrete", _synthetic(10, 1000, "normal", 1e-4, 6)),
+    # Large noise, two arms: Racing-Normal's error nears delta, so a wrong B shows.
+    Problem("race-normal-D2-N1000-s0.3", "discrete", _synthetic(2, 1000, "normal", 0.3, 7)),
     Problem("truncgumbel-phi0-b1", "continuous-1d", _trunc(0.0, 1.0)),
     Problem("truncgumbel-phi0-b-3", "continuous-1d", _trunc(0.0, -3.0)),
     Problem("truncgumbel-phi2-b8", "continuous-1d", _trunc(2.0, 8.0), levels=("full",)),

@@ -88,6 +88,16 @@ class DiscreteFactorTarget:
         return float(logsumexp(self.log_unnormalised))
 
     @cached_property
+    def reward_range(self) -> np.ndarray:
+        """C_i = max_{n,n'} l[i, n] - l[i, n'] (000, Sec. 3.1): the per-arm reward range.
+
+        The Gumbel offset (log f_0(i) + eps_i) / N shifts a whole row, so it leaves C_i unchanged.
+        """
+        out = self.log_factors.max(axis=1) - self.log_factors.min(axis=1)
+        out.setflags(write=False)
+        return out
+
+    @cached_property
     def pmf(self) -> np.ndarray:
         p = np.exp(self.log_unnormalised - self.log_normaliser)
         p /= p.sum()

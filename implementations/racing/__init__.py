@@ -1,0 +1,131 @@
+"""Approximate discrete sampling as best-arm identification (000_26bed7cc1ef3ab92.txt).
+
+``b_normal`` (000, Eq. 8-9) is public: ``from implementations.racing import b_normal``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from harness.spec import AlgorithmSpec, Check, Param
+from implementations.racing import fast, reference
+from implementations.racing.bounds import b_normal, b_normal_table, doubling_schedule
+
+__all__ = ["RACING_FAMILY", "b_normal", "b_normal_table", "doubling_schedule"]
+
+#: The delta grid every approximate sampler is verified on (issue: tv-vs-delta).
+DELTA_GRID = (1e-3, 1e-2, 0.05, 0.1)
+#: Verification problems on which races stop early and can err (see harness/targets/catalog.py).
+RACE_PROBLEMS = ("race-normal-D10-N1000-s1e-3", "race-lognormal-D10-N1000-s1e-3")
+#: lil'UCB's reference pulls one reward per Python step: it is verified where races are short.
+LIL_PROBLEMS = ("race-normal-D10-N1000-s1e-4",)
+#: Large noise, D = 2: Racing-Normal's error comes near delta (the negative control's ground).
+SHARP_PROBLEMS = ("race-normal-D2-N1000-s0.3",)
+
+
+def _delta(default: float = 0.05) -> Param:
+    return Param(
+        "delta",
+        default,
+        low=0.0,
+        high=1.0,
+        low_inclusive=False,
+        high_inclusive=False,
+        doc="error bound: P(sample != exact argmax under the same noise) <= delta (Prop. 1)",
+    )
+
+
+EXACT = Param(
+    "exact_answer",
+    False,
+    kind=bool,
+    doc="also return the exact argmax under the same Gumbel noise (cost counted apart)",
+)
+VARIANCE = Param(
+    "variance",
+    "pairwise",
+    kind=str,
+    choices=("pairwise", "marginal"),
+    doc="sigma_{x,i} of the gap of each pair, or sigma_i of each arm (000, Alg. 1)",
+)
+
+
+def _m1(default: int, low: int) -> Param:
+    return Param("m1", default, kind=int, low=low, doc="first mini-batch size (doubling schedule)")
+
+
+def _check_arms(target: Any, params: Mapping[str, Any]) -> None:
+    D, N = target.log_factors.shape
+    if D < 2:
+        raise ValueError(f"target has D = {D} states; valid for racing: D >= 2 (nothing to race)")
+
+
+def _check_race(target: Any, params: Mapping[str, Any]) -> None:
+    _check_arms(target, params)
+    N = target.log_factors.shape[1]
+    if params["m1"] > N:
+        raise ValueError(
+            f"parameter 'm1' = {params['m1']} is invalid for a target with N = {N} factors; "
+            f"valid: an integer in [2, {N}]"
+        )
+
+
+def _checks(
+    extra: tuple[Check, ...] = (), problems: tuple[str, ...] = RACE_PROBLEMS, everywhere=True
+) -> tuple[Check, ...]:
+    grid = tuple(Check({"delta": d, "exact_answer": True}, problems=problems) for d in DELTA_GRID)
+    default = Check({"exact_answer": True}, problems=None if everywhere else problems)
+    return (default, *grid, *extra)
+
+
+MARGINAL = (
+    Check({"delta": 0.01, "variance": "marginal", "exact_answer": True}, problems=RACE_PROBLEMS),
+)
+
+RACING_FAMILY: list[AlgorithmSpec] = [
+    AlgorithmSpec(
+        name="lil-ucb",
+        family="racing",
+        paper="000_26bed7cc1ef3ab92.txt, Sec. 3.2, Prop. 2",
+        guarantee="approximate",
+        target_kinds=("discrete",),
+        implementations={"reference": reference.lil_ucb, "numba": fast.lil_ucb},
+        params=(_delta(), EXACT),
+        delta_param="delta",
+        summary="Adapted lil'UCB: per-arm sampling without replacement, at most N pulls per arm.",
+        checks=_checks(problems=LIL_PROBLEMS, everywhere=False),
+        kernels=fast.KERNELS["lil-ucb"],
+        target_check=_check_arms,
+    ),
+    AlgorithmSpec(
+        name="racing-ebs",
+        family="racing",
+        paper="000_26bed7cc1ef3ab92.txt, Alg. 1, Eq. 6-7",
+        guarantee="approximate",
+        target_kinds=("discrete",),
+        implementations={"reference": reference.racing_ebs, "numba": fast.racing_ebs},
+        params=(_delta(), _m1(2, 2), VARIANCE, EXACT),
+        delta_param="delta",
+        summary="Racing with the empirical Bernstein-Serfling bound and a union bound over stages.",
+        checks=_checks(MARGINAL),
+        kernels=fast.KERNELS["racing-ebs"],
+        target_check=_check_race,
+    ),
+    AlgorithmSpec(
+        name="racing-normal",
+        family="racing",
+        paper="000_26bed7cc1ef3ab92.txt, Alg. 1, Eq. 8-9, Prop. 7",
+        guarantee="approximate",
+        target_kinds=("discrete",),
+        implementations={"reference": reference.racing_normal, "numba": fast.racing_normal},
+        params=(_delta(), _m1(50, 2), VARIANCE, EXACT),
+        delta_param="delta",
+        summary="Racing with the normal bound B_Normal solved for the doubling schedule.",
+        checks=_checks(
+            (*MARGINAL, Check({"delta": 0.1, "exact_answer": True}, problems=SHARP_PROBLEMS))
+        ),
+        kernels=fast.KERNELS["racing-normal"],
+        target_check=_check_race,
+    ),
+]

@@ -1,0 +1,294 @@
+"""Discrete sampling as best-arm identification: the readable NumPy reference.
+
+Read against 000_26bed7cc1ef3ab92.txt:
+- Sec. 2.2, Eq. 3: after drawing the Gumbel noise eps_i once, the sample is the arm with the
+  largest mean reward, l[i, n] = log f_n(i) + (log f_0(i) + eps_i) / N;
+- Sec. 3.2: the adapted lil'UCB (per-arm sampling without replacement, exact UCB at T_i = N,
+  a second stopping rule), Prop. 2;
+- Sec. 3.3, Alg. 1: racing with a shared mini-batch and a doubling schedule, with the
+  empirical Bernstein-Serfling bound (Eq. 6-7) or the normal bound (Eq. 9), marginal or
+  pairwise variance estimates; Prop. 3.
+
+Bit-for-bit agreement with ``fast.py`` rests on the rules of the Gumbel family: the same draws
+in the same order (Exp(1) noise first, then one ``random`` double per sampled index), sums left
+to right (``np.cumsum``), transcendental scalars from ``math``. Elementwise NumPy arithmetic
+(+, -, *, /, sqrt) is correctly rounded, so vectorising it over arms changes no bit.
+
+Every draw returns, besides the sample:
+- ``extras["draw_evals"]``: rewards l[i, n] computed for that draw (their sum is ``evals``);
+- ``extras["max_pulls"]``: the largest number of rewards taken from one arm (Prop. 2: <= N);
+- ``extras["stopped_early"]``: whether the draw finished before touching all N indices;
+- with ``exact_answer=True``, ``extras["exact"]``: the argmax under the same noise, whose N * D
+  evaluations are counted apart in ``extras["exact_evals"]``, never in ``evals``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from harness.spec import Draws
+from implementations.racing.bounds import b_normal, doubling_schedule, ebs_bound
+
+# Heuristic lil'UCB constants (Jamieson et al. 2014, footnote 2; notes-racing-appendix.md, E).
+LIL_BETA = 0.5
+LIL_A_NUMERATOR = 10.0
+LIL_DELTA_DIVISOR = 5.0
+
+
+def _log(e: float) -> float:
+    return math.log(e) if e > 0.0 else -math.inf
+
+
+def gumbel_offsets(log_f0: np.ndarray, N: int, rng: np.random.Generator) -> np.ndarray:
+    """eps_i = -log E_i with E_i ~ Exp(1) (000, footnote 1); returns eps (drawn once per draw)."""
+    return np.array([-_log(e) for e in rng.standard_exponential(log_f0.size)])
+
+
+def exact_argmax(log_factors: np.ndarray, log_f0: np.ndarray, eps: np.ndarray) -> int:
+    """The answer every arm's full population gives: argmax_i log p~(i) + eps_i (000, Eq. 2)."""
+    totals = np.cumsum(log_factors, axis=1)[:, -1] + log_f0 + eps
+    return int(np.argmax(totals))
+
+
+def draw_indices(perm: list, swaps: list, start: int, stop: int, rng: np.random.Generator) -> list:
+    """Steps start..stop-1 of a Fisher-Yates shuffle: perm[j] becomes a uniform pick of perm[j:].
+
+    Only as many steps as indices used are taken, so a draw costs O(T), not O(N); each swap is
+    recorded so :func:`undo_draws` restores the identity for the next draw. The pick is
+    j + floor(u (N - j)) with u ~ U[0, 1) from ``rng.random`` (one double per step, the same
+    stream whether drawn one by one or as an array); its bias is below (N - j) / 2^53.
+    """
+    N = len(perm)
+    for j, u in zip(range(start, stop), rng.random(stop - start), strict=True):
+        r = min(j + int(u * (N - j)), N - 1)
+        perm[j], perm[r] = perm[r], perm[j]
+        swaps[j] = r
+    return perm[start:stop]
+
+
+def undo_draws(perm: list, swaps: list, used: int) -> None:
+    for j in range(used - 1, -1, -1):
+        r = swaps[j]
+        perm[j], perm[r] = perm[r], perm[j]
+
+
+def pack_draws(values, draw_evals, max_pulls, stopped, exact, N, D) -> Draws:
+    extras = {
+        "draw_evals": draw_evals,
+        "max_pulls": max_pulls,
+        "stopped_early": stopped,
+    }
+    if exact is not None:
+        extras["exact"] = exact
+        extras["exact_evals"] = np.array(exact.size * N * D, dtype=np.int64)
+    return Draws(values, int(draw_evals.sum()), extras)
+
+
+def lil_ucb(
+    target, n: int, rng: np.random.Generator, delta: float = 0.1, exact_answer: bool = False
+) -> Draws:
+    """Adapted lil'UCB (000, Sec. 3.2) with the heuristic constants of Jamieson et al. (2014).
+
+    beta = 1/2, a = 1 + 10 / D, epsilon = 0 and delta / 5; the sub-Gaussian scale of arm i is
+    C_i / 2 with C_i its reward range (000, Sec. 5.1). With epsilon = 0 the bonus at T_i = 1 is
+    log(log 1) = -inf inside the root, read as an infinite bound (every arm is pulled once).
+    The three modifications:
+    1. arm i draws its rewards without replacement (its own Fisher-Yates stream);
+    2. once T_i = N, UCB_i is the exact mean mu_i;
+    3. stop at the original rule (T_i >= 1 + a * sum_{j != i} T_j, answer argmax_i T_i) or as
+       soon as the arm with the highest UCB is exact (answer: that arm).
+    Prop. 2: T_i <= N, so a draw costs at most N * D rewards.
+    """
+    lf, f0 = target.log_factors, target.log_f0
+    D, N = lf.shape
+    scale = target.reward_range / 2.0
+    d = delta / LIL_DELTA_DIVISOR
+    a = 1.0 + LIL_A_NUMERATOR / D
+    perm = [list(range(N)) for _ in range(D)]
+    swaps = [[0] * N for _ in range(D)]
+    values = np.empty(n, dtype=np.int64)
+    draw_evals = np.empty(n, dtype=np.int64)
+    max_pulls = np.empty(n, dtype=np.int64)
+    stopped = np.empty(n, dtype=np.bool_)
+    exact = np.empty(n, dtype=np.int64) if exact_answer else None
+
+    def bound(i: int, pulls: np.ndarray, sums: np.ndarray) -> float:
+        mean = sums[i] / pulls[i]
+        if pulls[i] == N:
+            return mean
+        if pulls[i] == 1:
+            return math.inf
+        inner = math.log(math.log(pulls[i]) / d)
+        return mean + (1.0 + LIL_BETA) * math.sqrt(
+            2.0 * scale[i] * scale[i] * max(inner, 0.0) / pulls[i]
+        )
+
+    for k in range(n):
+        eps = gumbel_offsets(f0, N, rng)
+        offset = (f0 + eps) / N
+        pulls = np.zeros(D, dtype=np.int64)
+        sums = np.zeros(D)
+
+        def pull(i: int) -> None:
+            t = int(pulls[i])
+            (idx,) = draw_indices(perm[i], swaps[i], t, t + 1, rng)
+            sums[i] += lf[i, idx] + offset[i]
+            pulls[i] += 1
+
+        for i in range(D):
+            pull(i)
+        ucb = np.array([bound(i, pulls, sums) for i in range(D)])
+        total = D
+        while True:
+            h = int(np.argmax(ucb))
+            if pulls[h] == N:
+                x = h
+                break
+            pull(h)
+            total += 1
+            ucb[h] = bound(h, pulls, sums)
+            if pulls[h] >= 1.0 + a * (total - pulls[h]):
+                x = int(np.argmax(pulls))
+                break
+        values[k] = x
+        draw_evals[k] = total
+        max_pulls[k] = pulls.max()
+        stopped[k] = bool(pulls.max() < N)
+        if exact is not None:
+            exact[k] = exact_argmax(lf, f0, eps)
+        for i in range(D):
+            undo_draws(perm[i], swaps[i], int(pulls[i]))
+    return pack_draws(values, draw_evals, max_pulls, stopped, exact, N, D)
+
+
+def racing_thresholds(
+    bound: str,
+    pairwise: bool,
+    T: int,
+    N: int,
+    D: int,
+    sig: np.ndarray,
+    best: int,
+    C: np.ndarray,
+    B: float,
+    delta_stage: float,
+) -> np.ndarray:
+    """Elimination thresholds of Alg. 1 for every alive arm at T < N.
+
+    ``sig[j]`` is sigma_hat of arm j (marginal) or sigma_hat_{x, j} (pairwise); ``best`` is the
+    position of the leader x. Normal (Eq. 9): G = sigma / sqrt(T) * (1 - (T-1)/(N-1))^(1/2) * B,
+    with B = B_Normal(delta / D') already solved. EBS (Eq. 7): G = B_EBS(delta_stage, T, sigma, C)
+    with delta_stage = delta / D' / (t* - 1).
+    """
+    if bound == "normal":
+        g = sig / math.sqrt(T) * math.sqrt(1.0 - (T - 1) / (N - 1)) * B
+    else:
+        g = np.array([ebs_bound(delta_stage, T, float(s), float(c), N) for s, c in zip(sig, C)])
+    if pairwise:
+        return g  # one bound on the gap of each pair (x, i), C = C_x + C_i
+    return g[best] + g
+
+
+def racing(
+    target,
+    n: int,
+    rng: np.random.Generator,
+    delta: float,
+    m1: int,
+    bound: str,
+    variance: str,
+    exact_answer: bool,
+) -> Draws:
+    """Racing with a finite reward population (000, Alg. 1).
+
+    One shared mini-batch of fresh indices per stage for every surviving arm, on the doubling
+    schedule T^(t) = m1 2^(t-1) capped at N (t* = ceil(log2(N / m1)) + 1 stages). After each
+    stage the leader x = argmax mu_hat survives and arm i is eliminated when
+    mu_hat_x - mu_hat_i > G(delta/D, sigma_x) + G(delta/D, sigma_i) (marginal) or
+    > G(delta/(D-1), sigma_{x,i}) (pairwise). At T = N every mean is exact and G = 0 (Alg. 1
+    requires it; Eq. 6 alone would not vanish there), so the race always ends by t*.
+    """
+    lf, f0 = target.log_factors, target.log_f0
+    D, N = lf.shape
+    pairwise = variance == "pairwise"
+    d_prime = D - 1 if pairwise else D
+    schedule = doubling_schedule(N, m1)
+    B = b_normal(delta / d_prime, N, m1) if (bound == "normal" and N > m1) else 0.0
+    delta_stage = delta / d_prime / max(schedule.size - 1, 1)
+    C_all = target.reward_range
+    perm = list(range(N))
+    swaps = [0] * N
+    rewards = np.empty((D, N))
+    values = np.empty(n, dtype=np.int64)
+    draw_evals = np.empty(n, dtype=np.int64)
+    max_pulls = np.empty(n, dtype=np.int64)
+    stopped = np.empty(n, dtype=np.bool_)
+    exact = np.empty(n, dtype=np.int64) if exact_answer else None
+    for k in range(n):
+        eps = gumbel_offsets(f0, N, rng)
+        offset = (f0 + eps) / N
+        alive = np.arange(D)
+        used = 0
+        spent = 0
+        for T in schedule:
+            T = int(T)
+            idx = np.array(draw_indices(perm, swaps, used, T, rng))
+            rewards[np.ix_(alive, np.arange(used, T))] = lf[np.ix_(alive, idx)] + offset[alive, None]
+            spent += alive.size * (T - used)
+            used = T
+            R = rewards[alive, :T]
+            mu = np.cumsum(R, axis=1)[:, -1] / T
+            best = int(np.argmax(mu))
+            if T == N:
+                alive = alive[best : best + 1]
+                break
+            gap = mu[best] - mu
+            if pairwise:
+                centred = (R[best][None, :] - R) - gap[:, None]
+                C = C_all[alive[best]] + C_all[alive]
+            else:
+                centred = R - mu[:, None]
+                C = C_all[alive]
+            sig = np.sqrt(np.cumsum(centred * centred, axis=1)[:, -1] / T)
+            thresholds = racing_thresholds(
+                bound, pairwise, T, N, D, sig, best, C, B, delta_stage
+            )
+            alive = alive[gap <= thresholds]
+            if alive.size == 1:
+                break
+        values[k] = alive[0]
+        draw_evals[k] = spent
+        max_pulls[k] = used
+        stopped[k] = used < N
+        if exact is not None:
+            exact[k] = exact_argmax(lf, f0, eps)
+        undo_draws(perm, swaps, used)
+    return pack_draws(values, draw_evals, max_pulls, stopped, exact, N, D)
+
+
+def racing_ebs(
+    target,
+    n: int,
+    rng: np.random.Generator,
+    delta: float = 0.1,
+    m1: int = 2,
+    variance: str = "pairwise",
+    exact_answer: bool = False,
+) -> Draws:
+    """Racing-EBS: Alg. 1 with G_EBS (000, Eq. 6-7), m1 = 2 so sigma_hat exists from stage 1."""
+    return racing(target, n, rng, delta, m1, "ebs", variance, exact_answer)
+
+
+def racing_normal(
+    target,
+    n: int,
+    rng: np.random.Generator,
+    delta: float = 0.1,
+    m1: int = 50,
+    variance: str = "pairwise",
+    exact_answer: bool = False,
+) -> Draws:
+    """Racing-Normal: Alg. 1 with G_Normal (000, Eq. 9) and B_Normal from Cor. 4 / Eq. 8."""
+    return racing(target, n, rng, delta, m1, "normal", variance, exact_answer)
