@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from harness.gates import chisquare_2samp, chisquare_gof, ks_1samp, ks_2samp
-from harness.gates.rates import error_rate, tv_estimate
 from harness.gates.exactness import ks_detectable
+from harness.gates.rates import error_rate, tv_estimate
 from harness.gates.result import GateResult
 from harness.spec import AlgorithmSpec, Draws
 from harness.targets.catalog import problems

@@ -46,7 +46,8 @@ def error_rate(errors: int, n: int, delta: float, alpha: float) -> GateResult:
         "smallest provable error bound (zero errors)",
         interval=(float(low), float(high)),
         multiple_testing=False,
-        detail=f"{errors} errors in {n}; Clopper-Pearson [{low:.3g}, {high:.3g}] vs delta {delta:g}",
+        detail=f"{errors} errors in {n}; Clopper-Pearson [{low:.3g}, {high:.3g}] "
+        f"vs delta {delta:g}",
         # Not proven yet but not disproven either: more draws can settle it.
         escalate_when_failed=bool(low <= delta),
     )

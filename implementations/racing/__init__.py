@@ -56,7 +56,7 @@ def _m1(default: int, low: int) -> Param:
 
 
 def _check_arms(target: Any, params: Mapping[str, Any]) -> None:
-    D, N = target.log_factors.shape
+    D = target.log_factors.shape[0]
     if D < 2:
         raise ValueError(f"target has D = {D} states; valid for racing: D >= 2 (nothing to race)")
 

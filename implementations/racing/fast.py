@@ -159,7 +159,9 @@ def _lil_ucb_kernel(lf, f0, scale, n, rng, d, a, beta, exact_answer):
 
 
 @njit(cache=True)
-def _racing_kernel(lf, f0, n, rng, schedule, B, delta_stage, C_all, is_normal, pairwise, exact_answer):
+def _racing_kernel(
+    lf, f0, n, rng, schedule, B, delta_stage, C_all, is_normal, pairwise, exact_answer
+):
     D, N = lf.shape
     perm = np.arange(N)
     swaps = np.zeros(N, dtype=np.int64)

@@ -131,7 +131,7 @@ def lil_ucb(
         pulls = np.zeros(D, dtype=np.int64)
         sums = np.zeros(D)
 
-        def pull(i: int) -> None:
+        def pull(i: int, pulls=pulls, sums=sums, offset=offset) -> None:
             t = int(pulls[i])
             (idx,) = draw_indices(perm[i], swaps[i], t, t + 1, rng)
             sums[i] += lf[i, idx] + offset[i]
@@ -185,7 +185,9 @@ def racing_thresholds(
     if bound == "normal":
         g = sig / math.sqrt(T) * math.sqrt(1.0 - (T - 1) / (N - 1)) * B
     else:
-        g = np.array([ebs_bound(delta_stage, T, float(s), float(c), N) for s, c in zip(sig, C)])
+        g = np.array(
+            [ebs_bound(delta_stage, T, float(s), float(c), N) for s, c in zip(sig, C, strict=True)]
+        )
     if pairwise:
         return g  # one bound on the gap of each pair (x, i), C = C_x + C_i
     return g[best] + g
@@ -235,7 +237,8 @@ def racing(
         for T in schedule:
             T = int(T)
             idx = np.array(draw_indices(perm, swaps, used, T, rng))
-            rewards[np.ix_(alive, np.arange(used, T))] = lf[np.ix_(alive, idx)] + offset[alive, None]
+            fresh = lf[np.ix_(alive, idx)] + offset[alive, None]
+            rewards[np.ix_(alive, np.arange(used, T))] = fresh
             spent += alive.size * (T - used)
             used = T
             R = rewards[alive, :T]
@@ -252,9 +255,7 @@ def racing(
                 centred = R - mu[:, None]
                 C = C_all[alive]
             sig = np.sqrt(np.cumsum(centred * centred, axis=1)[:, -1] / T)
-            thresholds = racing_thresholds(
-                bound, pairwise, T, N, D, sig, best, C, B, delta_stage
-            )
+            thresholds = racing_thresholds(bound, pairwise, T, N, D, sig, best, C, B, delta_stage)
             alive = alive[gap <= thresholds]
             if alive.size == 1:
                 break
