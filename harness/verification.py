@@ -13,17 +13,20 @@ returns, so a plugin gets the same verdicts as a built-in algorithm:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from harness.gates import chisquare_2samp, chisquare_gof, ks_1samp, ks_2samp
 from harness.gates.exactness import ks_detectable
+from harness.gates.mcmc import ess_rhat
 from harness.gates.rates import error_rate, tv_estimate
 from harness.gates.result import GateResult
-from harness.spec import AlgorithmSpec, Draws
+from harness.spec import AlgorithmSpec, Chain, Draws
 from harness.targets.catalog import problems
 from harness.targets.continuous import gumbel_cdf
 
@@ -162,6 +165,90 @@ def approximate_gates(
     return [check(alpha / len(checks)) for check in checks]
 
 
+def chain_gates(
+    spec: AlgorithmSpec, target: Any, chain: Chain, alpha: float, params: Mapping[str, Any]
+) -> list[GateResult]:
+    """Gates for a Markov chain on a 1-D posterior with a quadrature truth.
+
+    - ess: bulk/tail ESS and split R-hat (4 segments) from arviz-stats, with ESS per
+      likelihood evaluation; needs bulk ESS >= 100 for the KS below to mean anything;
+    - ks-thinned: KS of the chain thinned to near independence (every ceil(n / ESS)-th state)
+      against the quadrature CDF. For an exact kernel it is a rejection test under Holm. For an
+      approximate kernel (guarantee "approximate") the stationary law is biased on purpose; the
+      gate reports the bias (KS distance, a lower bound on TV) and fails only when its lower
+      confidence bound exceeds delta * tau (tau = n / ESS): a per-step kernel error <= delta
+      accumulates over about tau steps before the chain forgets it (perturbation bounds of
+      Mitrophanov 2005, cited in 000 Sec. 2.2). Only a kernel that reports its decisions (see
+      below) gets this allowance; any other is tested as exact;
+    - decision-error (approximate kernels reporting ``accepted``/``exact_accept``): the share of
+      accept decisions that differ from the exact MH test under the same u and proposal, with a
+      Clopper-Pearson upper bound <= delta (000 Sec. 4 with Prop. 1's premise).
+    """
+    if target.kind != "posterior-1d":
+        raise NotImplementedError(f"no chain gate for target kind {target.kind!r}")
+    values = np.asarray(chain.values, dtype=np.float64)
+    n = values.size
+    segments = values[: n - n % 4].reshape(4, -1)
+    ess = ess_rhat(segments, min_ess=100.0, max_rhat=1.01)
+    ess = GateResult(
+        ess.gate,
+        ess.statistic,
+        None,
+        alpha,
+        ess.passed,
+        n,
+        ess.detectable,
+        ess.detectable_measure,
+        multiple_testing=False,
+        detail=f"{ess.detail}; ESS per 1000 likelihood terms "
+        f"{1000.0 * ess.statistic / max(chain.evals, 1):.3g}",
+    )
+    thin = max(1, math.ceil(n / max(ess.statistic, 1.0)))
+    tau = n / max(ess.statistic, 1.0)
+    extras = chain.extras
+    # An approximate kernel earns a bias allowance only by showing its per-step decisions;
+    # one that does not is held to exactness.
+    approximate = (
+        spec.guarantee == "approximate" and "accepted" in extras and "exact_accept" in extras
+    )
+    delta = float(spec.validate(params)[spec.delta_param]) if approximate else 0.0
+    out = [ess]
+    checks: list[Callable[[float], GateResult]] = []
+
+    def ks(a: float) -> GateResult:
+        res = ks_1samp(values[::thin], target.cdf, a, "ks-thinned")
+        detail = f"every {thin}-th of {n} states (tau = {tau:.1f})"
+        if not approximate:
+            return GateResult(**{**res.__dict__, "detail": detail})
+        crit = float(stats.kstwo.isf(a, values[::thin].size))
+        low = max(0.0, res.statistic - crit)
+        allowed = delta * tau
+        return GateResult(
+            "stationary-bias",
+            res.statistic,
+            res.p_value,
+            a,
+            bool(low <= allowed),
+            res.n,
+            crit,
+            "sup |F - F0| resolvable",
+            interval=(low, min(1.0, res.statistic + crit)),
+            multiple_testing=False,
+            detail=f"{detail}; bias (KS) {res.statistic:.4f}, lower bound {low:.4f} vs "
+            f"delta * tau = {allowed:.4f}",
+        )
+
+    checks.append(ks)
+    if approximate:
+        wrong = int(np.sum(extras["accepted"] != extras["exact_accept"]))
+        checks.append(lambda a: _renamed(error_rate(wrong, n, delta, a), "decision-error"))
+    return out + [check(alpha / len(checks)) for check in checks]
+
+
+def _renamed(result: GateResult, gate: str) -> GateResult:
+    return GateResult(**{**result.__dict__, "gate": gate})
+
+
 def gates_for(
     spec: AlgorithmSpec,
     target: Any,
@@ -169,6 +256,8 @@ def gates_for(
     alpha: float,
     params: Mapping[str, Any] | None = None,
 ) -> list[GateResult]:
+    if spec.entry == "run_chain":
+        return chain_gates(spec, target, draws, alpha, params or {})
     if spec.guarantee == "exact":
         return exactness_gates(spec, target, draws, alpha)
     if spec.guarantee == "approximate":

@@ -6,6 +6,7 @@ import pytest
 from harness.registry import build_registry
 from harness.targets.continuous import TruncatedGumbelTarget
 from harness.targets.discrete import synthetic_rewards
+from harness.targets.posterior import studentt_posterior
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = str(ROOT / "tests" / "plugins" / "broken_samplers.py")
@@ -26,8 +27,16 @@ def small_trunc():
     return TruncatedGumbelTarget(0.5, 1.0)
 
 
-def target_for(kind, small_discrete, small_trunc):
-    return {"discrete": small_discrete, "continuous-1d": small_trunc}[kind]
+@pytest.fixture(scope="session")
+def small_posterior():
+    return studentt_posterior(300, 1.0, 4.0, np.random.default_rng(12))
+
+
+def target_for(kind, small_discrete, small_trunc, small_posterior=None):
+    targets = {"discrete": small_discrete, "continuous-1d": small_trunc}
+    if small_posterior is not None:
+        targets["posterior-1d"] = small_posterior
+    return targets[kind]
 
 
 def readme_plugin_source() -> str:

@@ -15,6 +15,7 @@ import numpy as np
 
 from harness.targets.continuous import TruncatedGumbelTarget
 from harness.targets.discrete import synthetic_rewards
+from harness.targets.posterior import studentt_posterior
 
 LEVELS = ("quick", "full")
 
@@ -62,6 +63,11 @@ PROBLEMS: tuple[Problem, ...] = (
     Problem("race-normal-D10-N1000-s1e-4", "discrete", _synthetic(10, 1000, "normal", 1e-4, 6)),
     # Large noise, two arms: Racing-Normal's error nears delta, so a wrong B shows.
     Problem("race-normal-D2-N1000-s0.3", "discrete", _synthetic(2, 1000, "normal", 0.3, 7)),
+    Problem(
+        "studentt-posterior-N500",
+        "posterior-1d",
+        lambda: studentt_posterior(500, 1.0, 4.0, np.random.default_rng(8)),
+    ),
     Problem("truncgumbel-phi0-b1", "continuous-1d", _trunc(0.0, 1.0)),
     Problem("truncgumbel-phi0-b-3", "continuous-1d", _trunc(0.0, -3.0)),
     Problem("truncgumbel-phi2-b8", "continuous-1d", _trunc(2.0, 8.0), levels=("full",)),

@@ -83,6 +83,17 @@ MARGINAL = (
     Check({"delta": 0.01, "variance": "marginal", "exact_answer": True}, problems=RACE_PROBLEMS),
 )
 
+
+def _check_mh(target: Any, params: Mapping[str, Any]) -> None:
+    if params["m1"] > target.N:
+        raise ValueError(
+            f"parameter 'm1' = {params['m1']} is invalid for a target with N = {target.N} "
+            f"observations; valid: an integer in [2, {target.N}]"
+        )
+
+
+MH_PROBLEMS = ("studentt-posterior-N500",)
+
 RACING_FAMILY: list[AlgorithmSpec] = [
     AlgorithmSpec(
         name="lil-ucb",
@@ -127,5 +138,42 @@ RACING_FAMILY: list[AlgorithmSpec] = [
         ),
         kernels=fast.KERNELS["racing-normal"],
         target_check=_check_race,
+    ),
+    AlgorithmSpec(
+        name="racing-mh",
+        family="racing",
+        paper="000_26bed7cc1ef3ab92.txt, Sec. 4, Eq. 12",
+        guarantee="approximate",
+        entry="run_chain",
+        target_kinds=("posterior-1d",),
+        implementations={"reference": reference.racing_mh, "numba": fast.racing_mh},
+        params=(
+            _delta(),
+            _m1(50, 2),
+            Param(
+                "bound",
+                "normal",
+                kind=str,
+                choices=("normal", "ebs"),
+                doc="accept test: normal bound (Korattikara et al.) or EBS (Bardenet et al.)",
+            ),
+            Param(
+                "step",
+                2.0,
+                low=0.0,
+                low_inclusive=False,
+                doc="random-walk proposal sd, in units of the posterior sd",
+            ),
+            EXACT,
+        ),
+        delta_param="delta",
+        splittable=False,
+        summary="MH whose accept test is a two-arm race on subsampled likelihood terms.",
+        checks=(
+            *(Check({"delta": d, "exact_answer": True}, problems=MH_PROBLEMS) for d in DELTA_GRID),
+            Check({"bound": "ebs", "exact_answer": True}, problems=MH_PROBLEMS),
+        ),
+        kernels=fast.KERNELS["racing-mh"],
+        target_check=_check_mh,
     ),
 ]

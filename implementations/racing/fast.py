@@ -12,6 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
+from harness.spec import Chain
 from implementations.racing.bounds import b_normal, doubling_schedule
 from implementations.racing.reference import (
     LIL_A_NUMERATOR,
@@ -245,6 +246,100 @@ def _racing_kernel(
     return values, draw_evals, max_pulls, stopped, exact
 
 
+@njit(cache=True)
+def _t_term(y, theta, nu, scale):
+    z = (y - theta) / scale
+    return -0.5 * (nu + 1.0) * math.log1p(z * z / nu)
+
+
+@njit(cache=True)
+def _racing_mh_kernel(
+    y,
+    nu,
+    scale,
+    prior_mean,
+    prior_sd,
+    lipschitz,
+    theta,
+    n_steps,
+    rng,
+    schedule,
+    B,
+    delta_stage,
+    spread,
+    is_normal,
+    exact_answer,
+):
+    N = y.size
+    perm = np.arange(N)
+    swaps = np.zeros(N, dtype=np.int64)
+    R = np.empty((2, N))
+    values = np.empty(n_steps)
+    accepted = np.empty(n_steps, dtype=np.bool_)
+    exact = np.empty(n_steps, dtype=np.bool_)
+    step_evals = np.empty(n_steps, dtype=np.int64)
+    stopped = np.empty(n_steps, dtype=np.bool_)
+    arms = np.empty(2)
+    c = np.empty(2)
+    for k in range(n_steps):
+        prop = theta + spread * rng.standard_normal()
+        u = 1.0 - rng.random()
+        arms[0] = theta
+        arms[1] = prop
+        z0 = (theta - prior_mean) / prior_sd
+        z1 = (prop - prior_mean) / prior_sd
+        c[0] = math.log(u) + -0.5 * z0 * z0
+        c[1] = -0.5 * z1 * z1
+        used = 0
+        best = 0
+        for st in range(schedule.size):
+            T = schedule[st]
+            for j in range(used, T):
+                idx = _draw_index(perm, swaps, j, rng)
+                for a in range(2):
+                    R[a, j] = _t_term(y[idx], arms[a], nu, scale) + c[a] / N
+            used = T
+            acc0 = 0.0
+            acc1 = 0.0
+            for j in range(T):
+                acc0 += R[0, j]
+            for j in range(T):
+                acc1 += R[1, j]
+            mu0 = acc0 / T
+            mu1 = acc1 / T
+            best = 1 if mu1 > mu0 else 0
+            if T == N:
+                break
+            gap = mu1 - mu0 if best == 1 else mu0 - mu1
+            acc = 0.0
+            for j in range(T):
+                d = (R[best, j] - R[1 - best, j]) - gap
+                acc += d * d
+            sig = math.sqrt(acc / T)
+            if is_normal:
+                G = sig / math.sqrt(T) * math.sqrt(1.0 - (T - 1) / (N - 1)) * B
+            else:
+                G = _ebs(delta_stage, T, sig, 2.0 * lipschitz * abs(prop - theta), N)
+            if gap > G:
+                break
+        accepted[k] = best == 1
+        step_evals[k] = 2 * used
+        stopped[k] = used < N
+        if exact_answer:
+            t0 = 0.0
+            t1 = 0.0
+            for n in range(N):
+                t0 += _t_term(y[n], theta, nu, scale) + c[0] / N
+            for n in range(N):
+                t1 += _t_term(y[n], prop, nu, scale) + c[1] / N
+            exact[k] = t1 > t0
+        _undo(perm, swaps, used)
+        if accepted[k]:
+            theta = prop
+        values[k] = theta
+    return values, accepted, exact, step_evals, stopped
+
+
 def _pack(out, exact_answer, N, D):
     values, draw_evals, max_pulls, stopped, exact = out
     return pack_draws(values, draw_evals, max_pulls, stopped, exact if exact_answer else None, N, D)
@@ -297,7 +392,46 @@ def racing_normal(target, n, rng, delta=0.1, m1=50, variance="pairwise", exact_a
     return _racing(target, n, rng, delta, m1, True, variance, exact_answer)
 
 
+def racing_mh(
+    target,
+    n_steps,
+    rng,
+    x0=None,
+    delta=0.05,
+    m1=50,
+    bound="normal",
+    step=2.0,
+    exact_answer=False,
+):
+    N = target.N
+    schedule = doubling_schedule(N, m1).astype(np.int64)
+    B = b_normal(delta, N, m1) if (bound == "normal" and N > m1) else 0.0
+    values, accepted, exact, step_evals, stopped = _racing_mh_kernel(
+        target.y,
+        target.nu,
+        target.scale,
+        target.prior_mean,
+        target.prior_sd,
+        target.lipschitz,
+        float(target.mean if x0 is None else x0),
+        n_steps,
+        rng,
+        schedule,
+        B,
+        delta / max(schedule.size - 1, 1),
+        step * target.sd,
+        bound == "normal",
+        exact_answer,
+    )
+    extras = {"accepted": accepted, "step_evals": step_evals, "stopped_early": stopped}
+    if exact_answer:
+        extras["exact_accept"] = exact
+        extras["exact_evals"] = np.array(n_steps * 2 * N, dtype=np.int64)
+    return Chain(values, int(step_evals.sum()), extras)
+
+
 KERNELS = {
+    "racing-mh": (_racing_mh_kernel,),
     "lil-ucb": (_lil_ucb_kernel,),
     "racing-ebs": (_racing_kernel,),
     "racing-normal": (_racing_kernel,),

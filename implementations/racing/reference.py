@@ -25,10 +25,11 @@ Every draw returns, besides the sample:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
-from harness.spec import Draws
+from harness.spec import Chain, Draws
 from implementations.racing.bounds import b_normal, doubling_schedule, ebs_bound
 
 # Heuristic lil'UCB constants (Jamieson et al. 2014, footnote 2; notes-racing-appendix.md, E).
@@ -202,6 +203,7 @@ def racing(
     bound: str,
     variance: str,
     exact_answer: bool,
+    solve_b: Callable[[float, int, int], float] = b_normal,
 ) -> Draws:
     """Racing with a finite reward population (000, Alg. 1).
 
@@ -211,13 +213,15 @@ def racing(
     mu_hat_x - mu_hat_i > G(delta/D, sigma_x) + G(delta/D, sigma_i) (marginal) or
     > G(delta/(D-1), sigma_{x,i}) (pairwise). At T = N every mean is exact and G = 0 (Alg. 1
     requires it; Eq. 6 alone would not vanish there), so the race always ends by t*.
+    ``solve_b(delta', N, m1)`` gives B_Normal; it is a parameter so that a deliberately wrong
+    solver (the single-look normal quantile) can serve as a negative control.
     """
     lf, f0 = target.log_factors, target.log_f0
     D, N = lf.shape
     pairwise = variance == "pairwise"
     d_prime = D - 1 if pairwise else D
     schedule = doubling_schedule(N, m1)
-    B = b_normal(delta / d_prime, N, m1) if (bound == "normal" and N > m1) else 0.0
+    B = solve_b(delta / d_prime, N, m1) if (bound == "normal" and N > m1) else 0.0
     delta_stage = delta / d_prime / max(schedule.size - 1, 1)
     C_all = target.reward_range
     perm = list(range(N))
@@ -293,3 +297,96 @@ def racing_normal(
 ) -> Draws:
     """Racing-Normal: Alg. 1 with G_Normal (000, Eq. 9) and B_Normal from Cor. 4 / Eq. 8."""
     return racing(target, n, rng, delta, m1, "normal", variance, exact_answer)
+
+
+def student_t_term(y: float, theta: float, nu: float, scale: float) -> float:
+    """log f_n(theta) of the Student-t location model, up to a constant (see targets.posterior)."""
+    z = (y - theta) / scale
+    return -0.5 * (nu + 1.0) * math.log1p(z * z / nu)
+
+
+def racing_mh(
+    target,
+    n_steps: int,
+    rng: np.random.Generator,
+    x0: float | None = None,
+    delta: float = 0.05,
+    m1: int = 50,
+    bound: str = "normal",
+    step: float = 2.0,
+    exact_answer: bool = False,
+) -> Chain:
+    """Metropolis-Hastings whose accept test is a two-arm race (000, Sec. 4, Eq. 12).
+
+    Arms: x (stay) and x' (move). f_0(1) = u p(x) q(x'|x), f_0(2) = p(x') q(x|x'),
+    f_n = p(y_n | .); the random-walk proposal x' = x + step * sd * xi is symmetric, so q
+    cancels and is left out of both arms. Accepting means arm 2 wins Alg. 1 with D = 2 and the
+    pairwise variance of l[2, n] - l[1, n]:
+    - ``bound="normal"``: G_Normal with B_Normal(delta, N, m1) (as Korattikara et al. 2014, with
+      the doubling schedule and the normal bound in place of the t-test);
+    - ``bound="ebs"``: G_EBS with delta / (t* - 1) per stage (as Bardenet et al. 2014), and the
+      range C = 2 L |x' - x| from the Lipschitz bound of the log-likelihood terms, which needs no
+      pass over the data.
+    Each index costs two likelihood terms (one per arm). ``extras["accepted"]`` holds every
+    decision; with ``exact_answer`` the exact decision under the same u and proposal is in
+    ``extras["exact_accept"]`` (2N terms per step, counted in ``extras["exact_evals"]``).
+    """
+    y, nu, s = target.y, target.nu, target.scale
+    N = y.size
+    schedule = doubling_schedule(N, m1)
+    B = b_normal(delta, N, m1) if (bound == "normal" and N > m1) else 0.0
+    delta_stage = delta / max(schedule.size - 1, 1)
+    spread = step * target.sd
+    theta = float(target.mean if x0 is None else x0)
+    perm = list(range(N))
+    swaps = [0] * N
+    rewards = np.empty((2, N))
+    values = np.empty(n_steps)
+    accepted = np.empty(n_steps, dtype=np.bool_)
+    exact = np.empty(n_steps, dtype=np.bool_)
+    step_evals = np.empty(n_steps, dtype=np.int64)
+    stopped = np.empty(n_steps, dtype=np.bool_)
+    for k in range(n_steps):
+        prop = theta + spread * rng.standard_normal()
+        u = 1.0 - rng.random()
+        arms = (theta, prop)
+        c = (math.log(u) + target.log_prior(theta), target.log_prior(prop))
+        used = 0
+        for T in schedule:
+            T = int(T)
+            for j, idx in zip(range(used, T), draw_indices(perm, swaps, used, T, rng), strict=True):
+                for a in (0, 1):
+                    rewards[a, j] = student_t_term(y[idx], arms[a], nu, s) + c[a] / N
+            used = T
+            mu = np.cumsum(rewards[:, :T], axis=1)[:, -1] / T
+            best = 1 if mu[1] > mu[0] else 0
+            if T == N:
+                break
+            gap = mu[best] - mu[1 - best]
+            centred = (rewards[best, :T] - rewards[1 - best, :T]) - gap
+            sig = math.sqrt(np.cumsum(centred * centred)[-1] / T)
+            if bound == "normal":
+                G = sig / math.sqrt(T) * math.sqrt(1.0 - (T - 1) / (N - 1)) * B
+            else:
+                C = 2.0 * target.lipschitz * abs(prop - theta)
+                G = ebs_bound(delta_stage, T, sig, C, N)
+            if gap > G:
+                break
+        accepted[k] = best == 1
+        step_evals[k] = 2 * used
+        stopped[k] = used < N
+        if exact_answer:
+            full = np.array(
+                [[student_t_term(v, arms[a], nu, s) + c[a] / N for v in y] for a in (0, 1)]
+            )
+            totals = np.cumsum(full, axis=1)[:, -1]
+            exact[k] = bool(totals[1] > totals[0])
+        undo_draws(perm, swaps, used)
+        if accepted[k]:
+            theta = prop
+        values[k] = theta
+    extras = {"accepted": accepted, "step_evals": step_evals, "stopped_early": stopped}
+    if exact_answer:
+        extras["exact_accept"] = exact
+        extras["exact_evals"] = np.array(n_steps * 2 * N, dtype=np.int64)
+    return Chain(values, int(step_evals.sum()), extras)

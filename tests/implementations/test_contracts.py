@@ -33,8 +33,8 @@ def spec(request):
 
 
 @pytest.fixture
-def target(spec, small_discrete, small_trunc):
-    return target_for(spec.target_kinds[0], small_discrete, small_trunc)
+def target(spec, small_discrete, small_trunc, small_posterior):
+    return target_for(spec.target_kinds[0], small_discrete, small_trunc, small_posterior)
 
 
 def test_same_seed_same_output(spec, target):

@@ -1,0 +1,53 @@
+"""Paper experiments: targets, algorithms and metrics combined as in a paper's figure.
+
+Each experiment writes an experiment directory (``experiment.json`` + ``records.jsonl``, see
+:mod:`harness.experiments.store`) that ``harness report`` renders. The table below is explicit:
+an experiment exists when it is listed here, not because some module was imported.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One reproducible experiment: the module that runs it and the one that renders it."""
+
+    name: str
+    paper: str
+    summary: str
+    runner: str
+    renderer: str
+
+    def runner_module(self) -> ModuleType:
+        return importlib.import_module(self.runner)
+
+    def renderer_module(self) -> ModuleType:
+        # Imported on demand: rendering pulls in matplotlib, running does not need it.
+        return importlib.import_module(self.renderer)
+
+
+EXPERIMENTS: tuple[Experiment, ...] = (
+    Experiment(
+        name="racing-synthetic",
+        paper="000_26bed7cc1ef3ab92.txt, Fig. 1",
+        summary="lil'UCB, Racing-EBS, Racing-Normal: error rate and rewards sampled vs delta",
+        runner="harness.experiments.racing_synthetic",
+        renderer="harness.experiments.racing_report",
+    ),
+)
+
+
+def experiment_names() -> list[str]:
+    return [e.name for e in EXPERIMENTS]
+
+
+def get_experiment(name: str) -> Experiment:
+    """The experiment called ``name``; ValueError naming it and the valid ones otherwise."""
+    for e in EXPERIMENTS:
+        if e.name == name:
+            return e
+    raise ValueError(f"unknown experiment {name!r}; valid: {', '.join(experiment_names())}")

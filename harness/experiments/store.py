@@ -1,0 +1,119 @@
+"""An experiment directory: its settings (``experiment.json``) and its records (JSON Lines).
+
+Each finished setting is one line, appended and fsynced at once, so a kill loses at most the
+setting that was running. A resumed run skips every key already on disk; a directory made with
+other settings is refused, never mixed or overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.results import _clean, provenance
+
+EXPERIMENT_FILE = "experiment.json"
+RECORDS_FILE = "records.jsonl"
+
+
+def is_experiment_dir(path: Path) -> bool:
+    return (Path(path) / EXPERIMENT_FILE).is_file()
+
+
+def read_manifest(out: Path) -> dict[str, Any]:
+    path = Path(out) / EXPERIMENT_FILE
+    if not path.is_file():
+        raise ValueError(f"{str(out)!r} is not an experiment directory (no {EXPERIMENT_FILE})")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _first_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) != new.get(key):
+            return key
+    return "?"
+
+
+def open_experiment(out: Path, settings: Mapping[str, Any]) -> None:
+    """Create ``out`` with its settings, or check that an existing one has the same settings.
+
+    Only the settings decide: the code version is stored with every record instead, so a long
+    run survives an unrelated edit (the report says when records come from several versions).
+    """
+    out = Path(out)
+    settings = _clean(dict(settings))
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {str(out)!r} is a file; valid: a directory (new or resumable)")
+    if is_experiment_dir(out):
+        old = read_manifest(out).get("settings")
+        if old != settings:
+            key = _first_difference(old or {}, settings)
+            raise ValueError(
+                f"--out {str(out)!r} holds an experiment with other settings (first difference: "
+                f"{key!r}); rerun with the same options to resume, or choose another --out"
+            )
+        return
+    if out.is_dir() and any(out.iterdir()):
+        raise ValueError(
+            f"--out {str(out)!r} is a non-empty directory without {EXPERIMENT_FILE}; "
+            "valid: a new or empty directory, or one this command made"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = {"settings": settings, "created_by": _provenance_summary()}
+    tmp = out / (EXPERIMENT_FILE + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, out / EXPERIMENT_FILE)
+
+
+def _provenance_summary() -> dict[str, Any]:
+    p = provenance()
+    keep = ("commit", "dirty", "source_digest", "machine", "arch", "cpus", "python", "packages")
+    return {k: p.get(k) for k in keep}
+
+
+def repair_records(path: Path) -> None:
+    """Cut a last line that a kill left without its newline, so the next append starts clean."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if not data or data.endswith(b"\n"):
+        return
+    cut = data.rfind(b"\n") + 1
+    with open(path, "r+b") as fh:
+        fh.truncate(cut)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def append_record(path: Path, record: Mapping[str, Any]) -> None:
+    """One record as one line: a single write, then fsync (survives a kill at any point)."""
+    line = json.dumps(_clean(dict(record)), sort_keys=True) + "\n"
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(line)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def load_records(path: Path) -> list[dict[str, Any]]:
+    """Complete records, first occurrence per ``key``; torn or unreadable lines are skipped."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    seen: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
+        if not line.endswith("\n"):
+            break  # cut short by a kill
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        key = record.get("key") if isinstance(record, dict) else None
+        if key is None or key in seen:
+            continue
+        seen.add(key)
+        out.append(record)
+    return out
