@@ -123,15 +123,24 @@ class Agreement:
 
 @dataclass(frozen=True)
 class Check:
-    """One parameter set a verification run exercises, optionally only on named problems."""
+    """One parameter set a verification run exercises, optionally only on named problems or
+    target kinds."""
 
     params: Mapping[str, Any] = field(default_factory=dict)
     problems: tuple[str, ...] | None = None
+    kinds: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
         if self.problems is not None:
             object.__setattr__(self, "problems", tuple(self.problems))
+        if self.kinds is not None:
+            object.__setattr__(self, "kinds", tuple(self.kinds))
+
+    def applies_to(self, problem: str, kind: str) -> bool:
+        return (self.problems is None or problem in self.problems) and (
+            self.kinds is None or kind in self.kinds
+        )
 
 
 @dataclass(frozen=True, eq=False)

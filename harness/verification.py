@@ -52,7 +52,7 @@ def plan_cases(specs: list[AlgorithmSpec], level: str) -> list[Case]:
         for kind in spec.target_kinds:
             for prob in problems(kind, level):
                 for check in spec.checks:
-                    if check.problems is not None and prob.name not in check.problems:
+                    if not check.applies_to(prob.name, kind):
                         continue
                     cases.append(
                         Case(spec.name, prob.name, dict(check.params), SAMPLE_SIZES[level])

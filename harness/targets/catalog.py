@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from harness.targets.continuous import TruncatedGumbelTarget
-from harness.targets.discrete import synthetic_rewards
+from harness.targets.discrete import ragged_rewards, synthetic_rewards
 from harness.targets.posterior import studentt_posterior
 
 LEVELS = ("quick", "full")
@@ -42,6 +42,17 @@ def _synthetic(D: int, N: int, distribution: str, sigma: float, seed: int) -> Ca
     return build
 
 
+def _control_variates(N: int, D: int, nu: float, seed: int) -> Callable[[], Any]:
+    def build() -> Any:
+        # Imported here: the harness core must not depend on a family at import time.
+        from implementations.racing.control_variates import model_target, studentt_location_model
+
+        model = studentt_location_model(N, D, nu, np.random.default_rng(seed))
+        return model_target(model, control_variates=True)
+
+    return build
+
+
 def _trunc(phi: float, b: float) -> Callable[[], Any]:
     return lambda: TruncatedGumbelTarget(phi, b)
 
@@ -63,6 +74,19 @@ PROBLEMS: tuple[Problem, ...] = (
     Problem("race-normal-D10-N1000-s1e-4", "discrete", _synthetic(10, 1000, "normal", 1e-4, 6)),
     # Large noise, two arms: Racing-Normal's error nears delta, so a wrong B shows.
     Problem("race-normal-D2-N1000-s0.3", "discrete", _synthetic(2, 1000, "normal", 0.3, 7)),
+    # A population size per state (000 Sec. 5.3): only Racing-Normal takes it.
+    Problem(
+        "ragged-normal-D8-s1e-3",
+        "discrete-ragged",
+        lambda: ragged_rewards(
+            [2, 7, 40, 150, 600, 2000, 60, 900],
+            1e-3,
+            np.random.default_rng(10),
+            name="ragged-normal-D8-s1e-3",
+        ),
+    ),
+    # The same kind of posterior as a racing target with control variates (000 Sec. 3.4).
+    Problem("cv-studentt-D10-N4000", "discrete", _control_variates(4000, 10, 30.0, 9)),
     Problem(
         "studentt-posterior-N500",
         "posterior-1d",

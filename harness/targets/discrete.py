@@ -161,3 +161,91 @@ def synthetic_rewards(
     label = name or f"synthetic-{distribution}-D{D}-N{N}-sigma{sigma:g}"
     meta = {"family": "000 Sec. 5.1", "distribution": distribution, "sigma": sigma}
     return DiscreteFactorTarget(rewards, None, name=label, meta=meta)
+
+
+@dataclass(frozen=True, eq=False)
+class RaggedFactorTarget:
+    """000, Eq. 1 with a population size per state: p(i) ∝ f_0(i) prod_{n < N_i} f_n(i).
+
+    As in the coreference experiment (000, Sec. 5.3), where candidate cluster y has N_y = |C_y|
+    factors. ``rows[i]`` holds the N_i log-factors of state i. They are stored zero-padded in
+    ``log_factors`` (D, max N_i) with ``sizes``; a padded zero adds nothing to a left-to-right
+    sum, so samplers that sum whole rows still see the exact log p~(i).
+    """
+
+    rows: tuple
+    log_f0: np.ndarray | None = None
+    name: str = "discrete-ragged"
+    meta: dict = field(default_factory=dict)
+    kind: ClassVar[str] = "discrete-ragged"
+
+    def __post_init__(self) -> None:
+        rows = [_finite_matrix(f"rows[{i}]", r, 1) for i, r in enumerate(self.rows)]
+        if not rows:
+            raise ValueError("rows is empty; valid: at least one state with at least one factor")
+        sizes = np.array([r.size for r in rows], dtype=np.int64)
+        padded = np.zeros((len(rows), int(sizes.max())))
+        for i, r in enumerate(rows):
+            padded[i, : r.size] = r
+        padded.setflags(write=False)
+        sizes.setflags(write=False)
+        f0 = np.zeros(len(rows)) if self.log_f0 is None else self.log_f0
+        f0 = _finite_matrix("log_f0", f0, 1)
+        if f0.shape[0] != len(rows):
+            raise ValueError(f"log_f0 has {f0.shape[0]} entries but there are {len(rows)} rows")
+        object.__setattr__(self, "rows", tuple(rows))
+        object.__setattr__(self, "log_f0", f0)
+        object.__setattr__(self, "log_factors", padded)
+        object.__setattr__(self, "sizes", sizes)
+
+    @property
+    def D(self) -> int:
+        return len(self.rows)
+
+    @property
+    def N(self) -> int:
+        """The largest population; the total work of an exact draw is ``sizes.sum()``."""
+        return int(self.sizes.max())
+
+    @cached_property
+    def log_unnormalised(self) -> np.ndarray:
+        out = np.array(
+            [math.fsum([*row, f0]) for row, f0 in zip(self.rows, self.log_f0, strict=True)]
+        )
+        out.setflags(write=False)
+        return out
+
+    @cached_property
+    def log_normaliser(self) -> float:
+        return float(logsumexp(self.log_unnormalised))
+
+    @cached_property
+    def pmf(self) -> np.ndarray:
+        p = np.exp(self.log_unnormalised - self.log_normaliser)
+        p /= p.sum()
+        p.setflags(write=False)
+        return p
+
+    @cached_property
+    def reward_range(self) -> np.ndarray:
+        out = np.array([r.max() - r.min() for r in self.rows])
+        out.setflags(write=False)
+        return out
+
+
+def ragged_rewards(
+    sizes: list[int], sigma: float, rng: np.random.Generator, name: str | None = None
+) -> RaggedFactorTarget:
+    """Normal rewards with N_i = sizes[i] per state, standardised to variance sigma^2 and
+    shifted so that sum_n l[i, n] = log pmf[i] for the fixed pmf of :func:`default_pmf`."""
+    D = len(sizes)
+    if D < 1 or any(isinstance(s, bool) or int(s) < 2 for s in sizes):
+        raise ValueError(f"sizes = {sizes!r} is invalid; valid: at least one size, each >= 2")
+    pmf = default_pmf(D)
+    rows = []
+    for i, size in enumerate(sizes):
+        raw = rng.standard_normal(int(size))
+        z = (raw - raw.mean()) / raw.std()
+        rows.append(sigma * z + math.log(pmf[i]) / int(size))
+    label = name or f"ragged-normal-D{D}-sigma{sigma:g}"
+    return RaggedFactorTarget(tuple(rows), None, name=label, meta={"sizes": list(sizes)})

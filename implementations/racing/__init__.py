@@ -63,6 +63,13 @@ def _check_arms(target: Any, params: Mapping[str, Any]) -> None:
 
 def _check_race(target: Any, params: Mapping[str, Any]) -> None:
     _check_arms(target, params)
+    if target.kind == "discrete-ragged":
+        if params["variance"] != "marginal":
+            raise ValueError(
+                f"parameter 'variance' = {params['variance']!r} is invalid for a target whose "
+                "arms have different population sizes (no shared indices); valid: 'marginal'"
+            )
+        return
     N = target.log_factors.shape[1]
     if params["m1"] > N:
         raise ValueError(
@@ -75,7 +82,9 @@ def _checks(
     extra: tuple[Check, ...] = (), problems: tuple[str, ...] = RACE_PROBLEMS, everywhere=True
 ) -> tuple[Check, ...]:
     grid = tuple(Check({"delta": d, "exact_answer": True}, problems=problems) for d in DELTA_GRID)
-    default = Check({"exact_answer": True}, problems=None if everywhere else problems)
+    default = Check(
+        {"exact_answer": True}, problems=None if everywhere else problems, kinds=("discrete",)
+    )
     return (default, *grid, *extra)
 
 
@@ -128,13 +137,23 @@ RACING_FAMILY: list[AlgorithmSpec] = [
         family="racing",
         paper="000_26bed7cc1ef3ab92.txt, Alg. 1, Eq. 8-9, Prop. 7",
         guarantee="approximate",
-        target_kinds=("discrete",),
+        target_kinds=("discrete", "discrete-ragged"),
         implementations={"reference": reference.racing_normal, "numba": fast.racing_normal},
         params=(_delta(), _m1(50, 2), VARIANCE, EXACT),
         delta_param="delta",
         summary="Racing with the normal bound B_Normal solved for the doubling schedule.",
         checks=_checks(
-            (*MARGINAL, Check({"delta": 0.1, "exact_answer": True}, problems=SHARP_PROBLEMS))
+            (
+                *MARGINAL,
+                Check({"delta": 0.1, "exact_answer": True}, problems=SHARP_PROBLEMS),
+                *(
+                    Check(
+                        {"delta": d, "variance": "marginal", "exact_answer": True},
+                        kinds=("discrete-ragged",),
+                    )
+                    for d in (1e-2, 0.1)
+                ),
+            )
         ),
         kernels=fast.KERNELS["racing-normal"],
         target_check=_check_race,

@@ -340,6 +340,121 @@ def _racing_mh_kernel(
     return values, accepted, exact, step_evals, stopped
 
 
+@njit(cache=True)
+def _ragged_kernel(lf, f0, sizes, n, rng, schedules, lengths, B, exact_answer):
+    D = sizes.size
+    perm = np.empty(lf.shape, dtype=np.int64)
+    for i in range(D):
+        for j in range(sizes[i]):
+            perm[i, j] = j
+    swaps = np.zeros(lf.shape, dtype=np.int64)
+    R = np.empty(lf.shape)
+    alive = np.empty(D, dtype=np.int64)
+    used = np.zeros(D, dtype=np.int64)
+    total = np.empty(D)
+    g = np.empty(D)
+    eps = np.empty(D)
+    offset = np.empty(D)
+    values = np.empty(n, dtype=np.int64)
+    draw_evals = np.empty(n, dtype=np.int64)
+    max_pulls = np.empty(n, dtype=np.int64)
+    stopped = np.empty(n, dtype=np.bool_)
+    exact = np.empty(n, dtype=np.int64)
+    population = 0
+    for i in range(D):
+        population += sizes[i]
+    for k in range(n):
+        for i in range(D):
+            eps[i] = -_log(rng.standard_exponential())
+            offset[i] = (f0[i] + eps[i]) / sizes[i]
+            alive[i] = i
+            used[i] = 0
+        na = D
+        spent = 0
+        stage = 0
+        while True:
+            for q in range(na):
+                i = alive[q]
+                if stage < lengths[i]:
+                    T = schedules[i, stage]
+                    size = sizes[i]
+                    for j in range(used[i], T):
+                        r = min(j + int(rng.random() * (size - j)), size - 1)
+                        tmp = perm[i, j]
+                        perm[i, j] = perm[i, r]
+                        perm[i, r] = tmp
+                        swaps[i, j] = r
+                        R[i, j] = lf[i, perm[i, j]] + offset[i]
+                    spent += T - used[i]
+                    used[i] = T
+            best = 0
+            exhausted = True
+            for q in range(na):
+                i = alive[q]
+                acc = 0.0
+                for j in range(used[i]):
+                    acc += R[i, j]
+                total[q] = sizes[i] * (acc / used[i])
+                if total[q] > total[best]:
+                    best = q
+                if used[i] < sizes[i]:
+                    exhausted = False
+            if exhausted:
+                alive[0] = alive[best]
+                na = 1
+                break
+            for q in range(na):
+                i = alive[q]
+                T = used[i]
+                size = sizes[i]
+                if T == size:
+                    g[q] = 0.0
+                    continue
+                acc = 0.0
+                for j in range(T):
+                    acc += R[i, j]
+                mean = acc / T
+                acc = 0.0
+                for j in range(T):
+                    c = R[i, j] - mean
+                    acc += c * c
+                sig = math.sqrt(acc / T)
+                g[q] = size * sig / math.sqrt(T) * math.sqrt(1.0 - (T - 1) / (size - 1)) * B[i]
+            m = 0
+            for q in range(na):
+                if total[best] - total[q] <= g[best] + g[q]:
+                    alive[m] = alive[q]
+                    m += 1
+            na = m
+            if na == 1:
+                break
+            stage += 1
+        values[k] = alive[0]
+        draw_evals[k] = spent
+        most = 0
+        for i in range(D):
+            most = max(most, used[i])
+        max_pulls[k] = most
+        stopped[k] = spent < population
+        if exact_answer:
+            top = -math.inf
+            for i in range(D):
+                acc = 0.0
+                for j in range(sizes[i]):
+                    acc += lf[i, j]
+                t = acc + f0[i] + eps[i]
+                if t > top or i == 0:
+                    top = t
+                    exact[k] = i
+        for i in range(D):
+            for j in range(used[i] - 1, -1, -1):
+                r = swaps[i, j]
+                tmp = perm[i, j]
+                perm[i, j] = perm[i, r]
+                perm[i, r] = tmp
+    return values, draw_evals, max_pulls, stopped, exact
+
+
 def _pack(out, exact_answer, N, D):
     values, draw_evals, max_pulls, stopped, exact = out
     return pack_draws(values, draw_evals, max_pulls, stopped, exact if exact_answer else None, N, D)
@@ -389,7 +504,27 @@ def racing_ebs(target, n, rng, delta=0.1, m1=2, variance="pairwise", exact_answe
 
 
 def racing_normal(target, n, rng, delta=0.1, m1=50, variance="pairwise", exact_answer=False):
+    if target.kind == "discrete-ragged":
+        return _racing_normal_ragged(target, n, rng, delta, m1, exact_answer)
     return _racing(target, n, rng, delta, m1, True, variance, exact_answer)
+
+
+def _racing_normal_ragged(target, n, rng, delta, m1, exact_answer):
+    sizes = np.ascontiguousarray(target.sizes, dtype=np.int64)
+    D = sizes.size
+    plans = [doubling_schedule(int(s), min(m1, int(s))) for s in sizes]
+    lengths = np.array([p.size for p in plans], dtype=np.int64)
+    schedules = np.zeros((D, int(lengths.max())), dtype=np.int64)
+    for i, p in enumerate(plans):
+        schedules[i, : p.size] = p
+    B = np.array([b_normal(delta / D, int(s), m1) if s > m1 else 0.0 for s in sizes])
+    out = _ragged_kernel(
+        target.log_factors, target.log_f0, sizes, n, rng, schedules, lengths, B, exact_answer
+    )
+    draws = _pack(out, exact_answer, 1, 1)
+    if exact_answer:
+        draws.extras["exact_evals"] = np.array(n * int(sizes.sum()), dtype=np.int64)
+    return draws
 
 
 def racing_mh(
@@ -434,5 +569,5 @@ KERNELS = {
     "racing-mh": (_racing_mh_kernel,),
     "lil-ucb": (_lil_ucb_kernel,),
     "racing-ebs": (_racing_kernel,),
-    "racing-normal": (_racing_kernel,),
+    "racing-normal": (_racing_kernel, _ragged_kernel),
 }
