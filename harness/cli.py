@@ -1,4 +1,4 @@
-"""The ``harness`` command line: list, verify, report, calibrate, speed.
+"""The ``harness`` command line: list, verify, report, calibrate, draw, speed, reproduce.
 
 Exit codes: 0 when every gate passes, 1 when any gate fails, 2 on bad usage or bad input.
 Errors are one line on stderr, never a traceback.
@@ -31,6 +31,46 @@ examples:
   harness verify --algorithm gumbel-max --impl numba --seed 7
   harness verify --plugin my_samplers.py --algorithm my-sampler
   harness verify --out runs/today                  rerun the same command to resume a killed run
+"""
+
+EPILOG_REPRODUCE = """\
+racing-synthetic (000_26bed7cc1ef3ab92.txt, Fig. 1 and Appx. C.1):
+  D states, N rewards per state drawn from Normal(0,1), Uniform[0,1] or LogNormal(0,2), rescaled
+  to a fixed pmf and reward variance sigma^2 (larger sigma = harder). lil-ucb, racing-ebs and
+  racing-normal (Numba, pairwise variance) draw n samples per setting for delta in
+  {0.001, 0.003, 0.01, 0.03, 0.1}; each draw is checked against the exact argmax under the
+  same Gumbel noise. Recorded: errors with a 95% Clopper-Pearson interval, proportion of the
+  N*D rewards sampled, fraction stopped early, wall time. A benchmark times racing-normal
+  (delta 0.05) against exact gumbel-max and compares the wall-clock speedup with the saving in
+  evaluations (goal: speedup >= 0.7 x saving).
+
+levels:
+  quick  D=10, N=1e4, n=2000, sigma in {1e-5, 1e-3, 1e-2}; lil-ucb skipped at sigma=1e-2;
+         benchmark at N=1e4. A few minutes on 2 cores.
+  full   the paper's sizes: D=10, N=1e5, n=1e4, sigma in {1e-5, 1e-4, 1e-3, 1e-2}, plus
+         D=2, D=100 (sigma <= 1e-3; lil-ucb only at 1e-5) and the marginal variance;
+         benchmark at N=1e5. About a day on one core; --workers K spreads the settings.
+
+racing-arch (000_26bed7cc1ef3ab92.txt, Sec. 5.2), on SIMULATED ARCH(10) returns with t_5
+  innovations (the paper's index data are not available): Carlin & Chib model choice over
+  q in {5, ..., 30}; exact Gibbs + MALA against Racing-Normal Gibbs + SGLD corrected by racing
+  MH (delta 0.05, m1 50, control variates). Recorded: error rates of both racing steps,
+  likelihood evaluations, log p(q | r) during adaptation, autocorrelation and ESS of q.
+  quick: N=3000 terms, 3 chains x 4000 sweeps (about a minute). full: N=13000, 5 chains x 1e5.
+  --part and --workers do not apply.
+
+output (--out, default reports/EXPERIMENT-LEVEL):
+  experiment.json  the settings; a directory made with other settings is refused
+  records.jsonl    one JSON line per finished setting (type "error" or "speed")
+  report.html      written at the end; `harness report DIR [DIR ...]` renders it again,
+                   also next to verification runs
+  A killed run keeps every finished setting: run the same command again to resume.
+
+examples:
+  harness reproduce racing-synthetic                         quick level
+  harness reproduce racing-synthetic --level full --workers 2 --out runs/fig1
+  harness reproduce racing-synthetic --level full --part speed --out runs/fig1
+  harness reproduce racing-arch --out runs/arch
 """
 
 
@@ -111,8 +151,16 @@ def _parser() -> argparse.ArgumentParser:
     ver.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
     ver.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
-    rep = sub.add_parser("report", help="write a static HTML report of one or more runs")
-    rep.add_argument("runs", nargs="+", type=Path, help="run directories written by verify")
+    rep = sub.add_parser(
+        "report",
+        help="write a static HTML report of verification runs and reproduced experiments",
+    )
+    rep.add_argument(
+        "runs",
+        nargs="+",
+        type=Path,
+        help="directories written by verify or reproduce (an experiment has experiment.json)",
+    )
     rep.add_argument(
         "--output",
         type=Path,
@@ -169,7 +217,40 @@ def _parser() -> argparse.ArgumentParser:
     spd.add_argument("--draws", type=int, default=20, help="draws per timed call")
     spd.add_argument("--repeat", type=int, default=7, help="timed calls per implementation")
     spd.add_argument("--json", type=Path, default=None, help="also write the result as JSON")
+    _add_reproduce(sub)
     return p
+
+
+def _add_reproduce(sub: argparse._SubParsersAction) -> None:
+    rep = sub.add_parser(
+        "reproduce",
+        help="reproduce a paper experiment (racing-synthetic: 000 Fig. 1; racing-arch: 000 "
+        "Sec. 5.2) into a directory",
+        description="Rerun a paper experiment, record every setting, write an HTML report.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG_REPRODUCE,
+    )
+    rep.add_argument(
+        "experiment",
+        metavar="EXPERIMENT",
+        help="racing-synthetic (000, Fig. 1) or racing-arch (000, Sec. 5.2, simulated data)",
+    )
+    rep.add_argument(
+        "--level",
+        default="quick",
+        help="quick (minutes, reduced sizes) or full (the paper's sizes); default quick",
+    )
+    rep.add_argument(
+        "--out", type=Path, default=None, help="directory (default reports/EXPERIMENT-LEVEL)"
+    )
+    rep.add_argument("--seed", type=int, default=0, help="experiment seed (integer >= 0)")
+    rep.add_argument(
+        "--part",
+        default="all",
+        help="all, errors (error vs delta only) or speed (the benchmark only); default all",
+    )
+    rep.add_argument("--workers", type=int, default=1, help="processes for the error settings")
+    rep.add_argument("--no-progress", action="store_true", help="hide the progress bars")
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -363,6 +444,34 @@ def _cmd_speed(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from harness.experiments import get_experiment
+    from harness.report import write_report
+
+    experiment = get_experiment(args.experiment)
+    module = experiment.runner_module()
+    config = module.config_for_level(args.level, args.seed)
+    out = args.out or Path("reports") / f"{experiment.name}-{args.level}"
+    summary = module.run(
+        config,
+        out,
+        progress=not args.no_progress,
+        part=args.part,
+        workers=args.workers,
+        log=lambda msg: print(msg, file=sys.stderr),
+    )
+    report = write_report([out], out / "report.html")
+    print(
+        f"{experiment.name} ({args.level}): {summary.ran} settings run now, "
+        f"{summary.already_done} already on disk, {summary.skipped_by_rule} skipped by the "
+        f"level's rules; {summary.wall_s:.1f} s"
+    )
+    if summary.speed:
+        print(module.format_speed(summary.speed))
+    print(f"records: {out / 'records.jsonl'}\nreport: {report}")
+    return 0
+
+
 COMMANDS = {
     "list": _cmd_list,
     "verify": _cmd_verify,
@@ -370,6 +479,7 @@ COMMANDS = {
     "calibrate": _cmd_calibrate,
     "draw": _cmd_draw,
     "speed": _cmd_speed,
+    "reproduce": _cmd_reproduce,
 }
 
 

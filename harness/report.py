@@ -1,8 +1,9 @@
-"""A static, self-contained HTML page of one or more verification runs.
+"""A static, self-contained HTML page of verification runs and paper experiments.
 
 Jinja2 with autoescaping (algorithm names come from plugins), figures from matplotlib inlined as
 SVG, no network, no scripts: it opens from ``file://``. A run that was interrupted still renders;
-the page says which tasks are missing.
+the page says which tasks are missing. A directory holding ``experiment.json`` is an experiment
+(``harness reproduce``) and is rendered by that experiment's own section builder.
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ from harness.results import MANIFEST, RECORDS, load_records
 from harness.runner import SAMPLES, SUMMARY, RunConfig, decide, load_sample
 from harness.targets.catalog import build_target
 
+_SVG_NAMESPACES = (
+    ' xmlns="http://www.w3.org/2000/svg"',
+    ' xmlns:xlink="http://www.w3.org/1999/xlink"',
+)
+
 
 def _svg(fig: plt.Figure) -> str:
     buf = io.StringIO()
@@ -35,7 +41,12 @@ def _svg(fig: plt.Figure) -> str:
     )
     plt.close(fig)
     text = buf.getvalue()
-    return text[text.index("<svg") :]
+    text = text[text.index("<svg") :]
+    # Inline SVG in HTML needs no namespace declarations (the HTML parser supplies them, also
+    # for xlink:href); dropping them leaves no URL at all in the page, not even unfetched ones.
+    for decl in _SVG_NAMESPACES:
+        text = text.replace(decl, "", 1)
+    return text
 
 
 def _config(run: Path) -> RunConfig | None:
@@ -105,38 +116,55 @@ def _pmf_figure(run: Path, records: list[dict[str, Any]], case: str, problem: st
     return _svg(fig)
 
 
+def experiment_section(path: Path) -> dict[str, Any]:
+    """The section of an experiment directory, built by the experiment that wrote it."""
+    from harness.experiments import get_experiment
+    from harness.experiments.store import read_manifest
+
+    name = read_manifest(path).get("settings", {}).get("experiment")
+    return get_experiment(str(name)).renderer_module().section(path)
+
+
+def verification_section(summary: dict[str, Any]) -> dict[str, Any]:
+    run = Path(summary["run"])
+    verdicts = sorted(
+        summary["verdicts"],
+        key=lambda v: (v["algorithm"], v["problem"], str(v.get("params")), str(v["impl"])),
+    )
+    figures = []
+    cases = {}
+    for r in summary["records"]:
+        if r.get("guarantee") == "exact" and r.get("stage") == 0:
+            cases.setdefault((r["algorithm"], r["case"], r["problem"]), None)
+    for algorithm, case, problem in sorted(cases):
+        svg = _pmf_figure(run, summary["records"], case, problem)
+        if svg:
+            params = case.split("|", 2)[2]
+            figures.append({"title": f"{algorithm} on {problem} {params}", "svg": svg})
+    failed = [v for v in verdicts if v["verdict"] == "fail"]
+    return {
+        "kind": "verification",
+        "run": str(run),
+        "config": summary["config"],
+        "provenance": summary.get("provenance", {}),
+        "complete": summary.get("complete", True),
+        "verdicts": verdicts,
+        "failed": failed,
+        "passed": not failed and bool(verdicts),
+        "figures": figures,
+    }
+
+
 def build_context(runs: list[Path]) -> dict[str, Any]:
-    loaded = [load_run(r) for r in runs]
-    sections = []
-    for summary in loaded:
-        run = Path(summary["run"])
-        verdicts = sorted(
-            summary["verdicts"],
-            key=lambda v: (v["algorithm"], v["problem"], str(v.get("params")), str(v["impl"])),
-        )
-        figures = []
-        cases = {}
-        for r in summary["records"]:
-            if r.get("guarantee") == "exact" and r.get("stage") == 0:
-                cases.setdefault((r["algorithm"], r["case"], r["problem"]), None)
-        for algorithm, case, problem in sorted(cases):
-            svg = _pmf_figure(run, summary["records"], case, problem)
-            if svg:
-                params = case.split("|", 2)[2]
-                figures.append({"title": f"{algorithm} on {problem} {params}", "svg": svg})
-        failed = [v for v in verdicts if v["verdict"] == "fail"]
-        sections.append(
-            {
-                "run": str(run),
-                "config": summary["config"],
-                "provenance": summary.get("provenance", {}),
-                "complete": summary.get("complete", True),
-                "verdicts": verdicts,
-                "failed": failed,
-                "passed": not failed and bool(verdicts),
-                "figures": figures,
-            }
-        )
+    """One section per directory, in the order given: verification runs and experiments."""
+    from harness.experiments.store import is_experiment_dir
+
+    # Load every verification run first, so a bad directory fails before any figure is drawn.
+    loaded = [None if is_experiment_dir(r) else load_run(r) for r in runs]
+    sections = [
+        experiment_section(Path(path)) if summary is None else verification_section(summary)
+        for path, summary in zip(runs, loaded, strict=True)
+    ]
     return {"sections": sections}
 
 

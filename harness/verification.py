@@ -116,11 +116,15 @@ def exactness_gates(
     return [check(alpha / len(checks)) for check in checks]
 
 
-def pull_bounds(draws: Draws, N: int, D: int, alpha: float) -> GateResult:
-    """000, Prop. 2 and 3: no arm is drawn more than N times and a draw costs at most N * D."""
+def pull_bounds(draws: Draws, target: Any, alpha: float) -> GateResult:
+    """000, Prop. 2 and 3: no arm is drawn more than N times and a draw costs at most N * D
+    (with a population size per arm: N_i times, and sum_i N_i in all)."""
+    N = target.N
+    sizes = getattr(target, "sizes", None)
+    total = int(np.sum(sizes)) if sizes is not None else N * target.D
     most = int(np.max(draws.extras["max_pulls"]))
     costliest = int(np.max(draws.extras["draw_evals"]))
-    passed = most <= N and costliest <= N * D
+    passed = most <= N and costliest <= total
     early = draws.extras.get("stopped_early")
     share = "" if early is None else f"; {float(np.mean(early)):.3f} of draws stopped before N"
     return GateResult(
@@ -134,7 +138,7 @@ def pull_bounds(draws: Draws, N: int, D: int, alpha: float) -> GateResult:
         "any draw over the bound",
         multiple_testing=False,
         detail=f"max pulls of an arm {most} (bound N = {N}); max rewards in a draw {costliest} "
-        f"(bound N*D = {N * D}); mean {float(np.mean(draws.extras['draw_evals'])):.1f}{share}",
+        f"(bound {total}); mean {float(np.mean(draws.extras['draw_evals'])):.1f}{share}",
     )
 
 
@@ -149,7 +153,7 @@ def approximate_gates(
       delta;
     - pull-bounds: Prop. 2/3 cost bounds when the sampler reports ``max_pulls``/``draw_evals``.
     """
-    if target.kind != "discrete" or "exact" not in draws.extras:
+    if target.kind not in ("discrete", "discrete-ragged") or "exact" not in draws.extras:
         raise NotImplementedError(
             f"approximate sampler {spec.name!r} on {target.kind!r}: the tv-vs-delta gate needs "
             "extras['exact'] (call it with exact_answer=True) on a discrete target"
@@ -161,7 +165,7 @@ def approximate_gates(
         lambda a: tv_estimate(values, target.pmf, a, delta),
     ]
     if "max_pulls" in draws.extras and "draw_evals" in draws.extras:
-        checks.append(lambda a: pull_bounds(draws, target.N, target.D, a))
+        checks.append(lambda a: pull_bounds(draws, target, a))
     return [check(alpha / len(checks)) for check in checks]
 
 

@@ -10,6 +10,7 @@ from harness.targets.posterior import studentt_posterior
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = str(ROOT / "tests" / "plugins" / "broken_samplers.py")
+BROKEN_RACING = str(ROOT / "tests" / "plugins" / "broken_racing.py")
 
 
 @pytest.fixture(scope="session")

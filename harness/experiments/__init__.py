@@ -38,6 +38,13 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         runner="harness.experiments.racing_synthetic",
         renderer="harness.experiments.racing_report",
     ),
+    Experiment(
+        name="racing-arch",
+        paper="000_26bed7cc1ef3ab92.txt, Sec. 5.2",
+        summary="ARCH model selection on simulated returns: Racing-Normal Gibbs + racing MH",
+        runner="harness.experiments.racing_arch_report",
+        renderer="harness.experiments.racing_arch_report",
+    ),
 )
 
 

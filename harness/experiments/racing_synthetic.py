@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import itertools
+import os
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -204,7 +205,7 @@ def _full(seed: int) -> RacingSyntheticConfig:
         speed=SpeedPlan(10, 100_000, sigmas, draws=1000, repeat=7),
         notes=(
             "full level: the paper's sizes (N = 1e5, 1e4 draws per setting); D = 100 is run at "
-            "sigma <= 1e-3 only. Expect most of a day on one core (lil'UCB at large sigma "
+            "sigma <= 1e-3 only. Expect about a day on one core (lil'UCB at large sigma "
             "pulls all 1e6 rewards one by one per draw); --workers spreads the settings.",
         ),
     )
@@ -300,9 +301,11 @@ class SpeedRecord:
     exact_s_per_draw: float
     racing_s_per_draw: float
     speedup: float
+    speedup_range: tuple[float, float]
     ratio: float
     goal: float
     goal_met: bool
+    load_avg: tuple[float, float]
     racing_times: tuple[float, ...]
     exact_times: tuple[float, ...]
     wall_s: float
@@ -450,6 +453,14 @@ def _timed_draws(
     return (time.perf_counter() - t0) / n, draws.evals
 
 
+def _load_average() -> float:
+    """The 1-minute load average (NaN where the OS has none): timings are only as quiet as this."""
+    try:
+        return float(os.getloadavg()[0])
+    except (AttributeError, OSError):
+        return float("nan")
+
+
 def run_speed_setting(s: SpeedSetting, seed: int) -> SpeedRecord:
     """Racing-Normal and exact Gumbel-max in alternation on one target; medians of repeats.
 
@@ -457,6 +468,7 @@ def run_speed_setting(s: SpeedSetting, seed: int) -> SpeedRecord:
     Both kernels are warmed on this very target first (compiled, data in cache).
     """
     t_start = time.perf_counter()
+    load_before = _load_average()
     target = _target(s.distribution, s.sigma, s.D, s.N, seed)
     racing, exact = _spec("racing-normal"), _spec(EXACT_ALGORITHM)
     _timed_draws(racing, target, 2, _rng(seed, s.key, 999), delta=s.delta)
@@ -472,6 +484,8 @@ def run_speed_setting(s: SpeedSetting, seed: int) -> SpeedRecord:
     saving = s.N * s.D / mean_evals
     racing_s, exact_s = float(np.median(racing_times)), float(np.median(exact_times))
     speedup = exact_s / racing_s
+    # Per-repeat speedups: their spread shows how much other load on the machine disturbed it.
+    each = np.asarray(exact_times) / np.asarray(racing_times)
     return SpeedRecord(
         key=s.key,
         distribution=s.distribution,
@@ -486,9 +500,11 @@ def run_speed_setting(s: SpeedSetting, seed: int) -> SpeedRecord:
         exact_s_per_draw=exact_s,
         racing_s_per_draw=racing_s,
         speedup=speedup,
+        speedup_range=(float(each.min()), float(each.max())),
         ratio=speedup / saving,
         goal=s.goal,
         goal_met=bool(speedup >= s.goal * saving),
+        load_avg=(load_before, _load_average()),
         racing_times=tuple(racing_times),
         exact_times=tuple(exact_times),
         wall_s=time.perf_counter() - t_start,

@@ -465,7 +465,7 @@ def lil_ucb(target, n, rng, delta=0.1, exact_answer=False):
     out = _lil_ucb_kernel(
         target.log_factors,
         target.log_f0,
-        target.reward_range / 2.0,
+        np.full(D, target.reward_range.max() / 2.0),
         n,
         rng,
         delta / LIL_DELTA_DIVISOR,

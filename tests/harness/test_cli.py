@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tests.conftest import BROKEN
+from tests.conftest import BROKEN, BROKEN_RACING
 
 
 def harness(*args, cwd=None):
@@ -72,6 +72,45 @@ def test_negative_controls_fail_naming_the_gate(tmp_path, algorithm, gate):
     assert out.returncode == 1, out.stdout + out.stderr
     assert f"FAILED {gate}: {algorithm}" in out.stdout
     assert "Traceback" not in out.stderr
+
+
+def test_the_racing_family_verifies(tmp_path):
+    """The issue's command, with the Numba implementations (reference agreement: slow test)."""
+    out = harness(
+        "verify",
+        *("--algorithm", "lil-ucb", "--algorithm", "racing-ebs"),
+        *("--algorithm", "racing-normal", "--algorithm", "racing-mh"),
+        *("--impl", "numba", "--out", str(tmp_path / "run"), "--no-progress"),
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    for gate in ("error-rate", "tv", "pull-bounds", "stationary-bias", "decision-error", "ess"):
+        assert f" {gate} " in out.stdout
+
+
+@pytest.mark.slow
+def test_the_racing_family_verifies_with_both_implementations(tmp_path):
+    out = harness(
+        "verify",
+        *("--algorithm", "lil-ucb", "--algorithm", "racing-ebs"),
+        *("--algorithm", "racing-normal", "--algorithm", "racing-mh"),
+        *("--impl", "all", "--out", str(tmp_path / "run"), "--no-progress"),
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert " agreement " in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "gate"),
+    [("broken-racing-single-look", "error-rate"), ("broken-mh-drift", "ks-thinned")],
+)
+def test_racing_negative_controls_fail_naming_the_gate(tmp_path, algorithm, gate):
+    out = harness(
+        "verify",
+        *("--plugin", BROKEN_RACING, "--algorithm", algorithm),
+        *("--out", str(tmp_path / "r"), "--no-progress"),
+    )
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert f"FAILED {gate}: {algorithm}" in out.stdout
 
 
 @pytest.mark.parametrize(

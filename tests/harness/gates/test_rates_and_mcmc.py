@@ -17,6 +17,10 @@ def test_error_rate_clopper_pearson_against_delta():
     assert error_rate(3, 20_000, 1e-3, 1e-4).passed
     assert not error_rate(40, 20_000, 1e-3, 1e-4).passed  # 2e-3 > delta
     assert not error_rate(0, 100, 1e-3, 1e-4).passed  # too few draws to prove 1e-3
+    # Unproven but not disproven: the runner may escalate; decisively above delta: it may not.
+    assert error_rate(0, 100, 1e-3, 1e-4).escalate_when_failed
+    assert error_rate(18, 20_000, 1e-3, 1e-4).escalate_when_failed
+    assert not error_rate(40, 20_000, 1e-3, 1e-4).escalate_when_failed
     with pytest.raises(ValueError, match="delta"):
         error_rate(0, 10, 1.5, 0.01)
     with pytest.raises(ValueError, match="errors"):
