@@ -40,6 +40,20 @@ def _finite_matrix(name: str, value: object, ndim: int) -> np.ndarray:
     return arr
 
 
+def _exact_log_unnormalised(rows, log_f0: np.ndarray) -> np.ndarray:
+    """log f_0(i) + sum_n log f_n(i) per row, correctly rounded (math.fsum)."""
+    out = np.array([math.fsum([*row, f0]) for row, f0 in zip(rows, log_f0, strict=True)])
+    out.setflags(write=False)
+    return out
+
+
+def _pmf(log_unnormalised: np.ndarray, log_normaliser: float) -> np.ndarray:
+    p = np.exp(log_unnormalised - log_normaliser)
+    p /= p.sum()
+    p.setflags(write=False)
+    return p
+
+
 @dataclass(frozen=True, eq=False)
 class DiscreteFactorTarget:
     """p(i) ∝ exp(log_f0[i] + sum_n log_factors[i, n]), i in {0, ..., D-1} (000, Eq. 1).
@@ -76,11 +90,7 @@ class DiscreteFactorTarget:
     @cached_property
     def log_unnormalised(self) -> np.ndarray:
         """log p~(i) = log f_0(i) + sum_n log f_n(i), each row summed exactly (fsum)."""
-        out = np.array(
-            [math.fsum([*row, f0]) for row, f0 in zip(self.log_factors, self.log_f0, strict=True)]
-        )
-        out.setflags(write=False)
-        return out
+        return _exact_log_unnormalised(self.log_factors, self.log_f0)
 
     @cached_property
     def log_normaliser(self) -> float:
@@ -99,10 +109,7 @@ class DiscreteFactorTarget:
 
     @cached_property
     def pmf(self) -> np.ndarray:
-        p = np.exp(self.log_unnormalised - self.log_normaliser)
-        p /= p.sum()
-        p.setflags(write=False)
-        return p
+        return _pmf(self.log_unnormalised, self.log_normaliser)
 
 
 def default_pmf(D: int, spread: float = 4.5) -> np.ndarray:
@@ -209,11 +216,7 @@ class RaggedFactorTarget:
 
     @cached_property
     def log_unnormalised(self) -> np.ndarray:
-        out = np.array(
-            [math.fsum([*row, f0]) for row, f0 in zip(self.rows, self.log_f0, strict=True)]
-        )
-        out.setflags(write=False)
-        return out
+        return _exact_log_unnormalised(self.rows, self.log_f0)
 
     @cached_property
     def log_normaliser(self) -> float:
@@ -221,10 +224,7 @@ class RaggedFactorTarget:
 
     @cached_property
     def pmf(self) -> np.ndarray:
-        p = np.exp(self.log_unnormalised - self.log_normaliser)
-        p /= p.sum()
-        p.setflags(write=False)
-        return p
+        return _pmf(self.log_unnormalised, self.log_normaliser)
 
     @cached_property
     def reward_range(self) -> np.ndarray:

@@ -13,7 +13,8 @@ import numpy as np
 from numba import njit
 
 from harness.spec import Chain
-from implementations.racing.bounds import b_normal, doubling_schedule
+from implementations.gumbel.fast import _log
+from implementations.racing.bounds import b_normal, doubling_schedule, ebs_bound
 from implementations.racing.reference import (
     LIL_A_NUMERATOR,
     LIL_BETA,
@@ -21,25 +22,9 @@ from implementations.racing.reference import (
     pack_draws,
 )
 
-KAPPA = 7.0 / 3.0 + 3.0 / math.sqrt(2.0)
-
-
-@njit(cache=True)
-def _log(e):
-    if e > 0.0:
-        return math.log(e)
-    return -math.inf
-
-
-@njit(cache=True)
-def _ebs(delta, n, sigma, C, N):
-    """B_EBS of 000, Eq. 6, in the operation order of ``bounds.ebs_bound``."""
-    log_term = math.log(5.0 / delta)
-    if n <= N / 2:
-        rho = 1.0 - (n - 1) / N
-    else:
-        rho = (1.0 - n / N) * (1.0 + 1.0 / n)
-    return sigma * math.sqrt(2.0 * rho * log_term / n) + KAPPA * C * log_term / n
+# B_EBS of 000, Eq. 6, compiled from the one definition in bounds.py (same operations, so the
+# same bits as the reference).
+_ebs = njit(cache=True)(ebs_bound)
 
 
 @njit(cache=True)
