@@ -226,3 +226,13 @@ def test_paper_numbers_are_data():
     assert paper["models"] == [5, 10, 15, 20, 25, 30] and paper["delta"] == 0.05
     paper["models"].append(35)
     assert arch.PAPER_ARCH["models"] == [5, 10, 15, 20, 25, 30]
+
+
+def test_the_report_renders_the_arch_section_beside_the_paper(tiny_run, tmp_path):
+    from harness.report import write_report
+
+    out, _ = tiny_run
+    html = write_report([out], tmp_path / "arch.html").read_text()
+    assert "racing-arch" in html and "not available" in html
+    assert "Racing Gibbs error rate" in html and html.count("<svg") >= 3
+    assert "http" not in html and "<script" not in html
