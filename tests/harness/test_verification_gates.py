@@ -1,0 +1,90 @@
+"""The gates of approximate samplers and chains, each beside a negative control."""
+
+import numpy as np
+
+from harness.spec import Chain, Draws
+from harness.verification import chain_gates, gates_for, pull_bounds
+
+
+def _by_gate(results):
+    return {r.gate: r for r in results}
+
+
+def test_pull_bounds_pass_within_prop_2_and_fail_beyond(registry, small_discrete):
+    N, D = small_discrete.N, small_discrete.D
+    ok = Draws(np.zeros(3, int), 6, {"max_pulls": np.array([N, 1, 2]), "draw_evals": np.ones(3)})
+    assert pull_bounds(ok, small_discrete, 1e-3).passed
+    over = Draws(np.zeros(2, int), 0, {"max_pulls": np.array([N + 1, 1]), "draw_evals": [1, 1]})
+    assert not pull_bounds(over, small_discrete, 1e-3).passed
+    costly = Draws(np.zeros(1, int), 0, {"max_pulls": [N], "draw_evals": [N * D + 1]})
+    assert not pull_bounds(costly, small_discrete, 1e-3).passed
+
+
+def test_error_rate_gate_reads_the_exact_answer_and_catches_a_wrong_one(registry, small_discrete):
+    spec = registry.get("racing-normal")
+    n = 20_000
+    exact = np.random.default_rng(0).integers(0, small_discrete.D, n)
+    good = Draws(exact.copy(), 1, {"exact": exact})
+    bad_values = exact.copy()
+    bad_values[: n // 10] = (bad_values[: n // 10] + 1) % small_discrete.D  # 10% wrong
+    bad = Draws(bad_values, 1, {"exact": exact})
+    params = {"delta": 0.05, "exact_answer": True}
+    assert _by_gate(gates_for(spec, small_discrete, good, 1e-4, params))["error-rate"].passed
+    failed = _by_gate(gates_for(spec, small_discrete, bad, 1e-4, params))["error-rate"]
+    assert not failed.passed and not failed.escalate_when_failed
+
+
+def _chain(target, values, accepted=None, exact=None):
+    extras = {} if accepted is None else {"accepted": accepted, "exact_accept": exact}
+    return Chain(np.asarray(values, dtype=float), 10 * len(values), extras)
+
+
+def test_chain_gates_pass_iid_posterior_draws_and_reject_shifted_ones(registry, small_posterior):
+    spec = registry.get("racing-mh")
+    rng = np.random.default_rng(1)
+    grid = np.linspace(
+        small_posterior.mean - 8 * small_posterior.sd,
+        small_posterior.mean + 8 * small_posterior.sd,
+        4001,
+    )
+    draws = np.interp(rng.random(8000), small_posterior.cdf(grid), grid)
+    same = np.ones(8000, dtype=bool)
+    params = {"delta": 0.01, "exact_answer": True}
+    good = _by_gate(
+        chain_gates(spec, small_posterior, _chain(small_posterior, draws, same, same), 1e-4, params)
+    )
+    assert good["ess"].passed and good["stationary-bias"].passed and good["decision-error"].passed
+    shifted = draws + 2 * small_posterior.sd
+    bad = _by_gate(
+        chain_gates(
+            spec, small_posterior, _chain(small_posterior, shifted, same, same), 1e-4, params
+        )
+    )
+    assert not bad["stationary-bias"].passed  # bias ~0.7 >> delta * tau ~0.01
+    wrong = same.copy()
+    wrong[::10] = False  # 10% of decisions differ from the exact MH test
+    worse = _by_gate(
+        chain_gates(
+            spec, small_posterior, _chain(small_posterior, draws, same, wrong), 1e-4, params
+        )
+    )
+    assert not worse["decision-error"].passed
+    stuck = _by_gate(
+        chain_gates(
+            spec,
+            small_posterior,
+            _chain(small_posterior, np.repeat(draws[:40], 200), same, same),
+            1e-4,
+            params,
+        )
+    )
+    assert not stuck["ess"].passed
+
+
+def test_a_chain_without_decisions_is_held_to_exactness(registry, small_posterior):
+    spec = registry.get("racing-mh")
+    rng = np.random.default_rng(2)
+    shifted = small_posterior.mean + small_posterior.sd * (rng.standard_normal(8000) + 0.5)
+    gates = _by_gate(chain_gates(spec, small_posterior, _chain(small_posterior, shifted), 1e-4, {}))
+    assert "stationary-bias" not in gates and "decision-error" not in gates
+    assert gates["ks-thinned"].p_value < 1e-6
