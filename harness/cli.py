@@ -279,21 +279,34 @@ def _cmd_list(args: argparse.Namespace) -> int:
             ]
         print(json.dumps(data, indent=2))
         return 0
-    header = (
-        f"{'algorithm':<18} {'family':<8} {'guarantee':<11} {'targets':<14} {'impls':<16} paper"
-    )
-    print(header)
-    print("-" * len(header))
-    for r in rows:
-        print(
-            f"{r['name']:<18} {r['family']:<8} {r['guarantee']:<11} "
-            f"{','.join(r['targets']):<14} {','.join(r['implementations']):<16} {r['paper']}"
+    cells = [
+        (
+            r["name"],
+            r["family"],
+            r["guarantee"],
+            ",".join(r["targets"]),
+            ",".join(r["implementations"]),
+            r["paper"],
         )
+        for r in rows
+    ]
+    names = ("algorithm", "family", "guarantee", "targets", "impls", "paper")
+    widths = [max(len(c[k]) for c in [names, *cells]) for k in range(len(names) - 1)]
+
+    def line(c: tuple[str, ...]) -> str:
+        return " ".join(f"{v:<{w}}" for v, w in zip(c, widths, strict=False)) + " " + c[-1]
+
+    print(line(names))
+    print("-" * len(line(names)))
+    for c in cells:
+        print(line(c))
     if args.problems:
         print()
-        print(f"{'problem':<32} {'kind':<14} levels")
+        kind_w = max(len(p.kind) for p in PROBLEMS)
+        name_w = max(len(p.name) for p in PROBLEMS)
+        print(f"{'problem':<{name_w}} {'kind':<{kind_w}} levels")
         for p in PROBLEMS:
-            print(f"{p.name:<32} {p.kind:<14} {','.join(p.levels)}")
+            print(f"{p.name:<{name_w}} {p.kind:<{kind_w}} {','.join(p.levels)}")
     return 0
 
 
@@ -493,6 +506,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"harness {args.command}: interrupted; finished results are kept", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `harness list | head`): stop quietly, as Unix tools do.
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":
