@@ -71,6 +71,11 @@ def _check_race(target: Any, params: Mapping[str, Any]) -> None:
             )
         return
     N = target.log_factors.shape[1]
+    if N < 2:
+        raise ValueError(
+            f"target has N = {N} factor per state; valid for racing: N >= 2 (a mini-batch of "
+            "at least 2 rewards is needed for a variance estimate)"
+        )
     if params["m1"] > N:
         raise ValueError(
             f"parameter 'm1' = {params['m1']} is invalid for a target with N = {N} factors; "

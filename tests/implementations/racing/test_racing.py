@@ -131,3 +131,10 @@ def test_lil_ucb_keeps_its_bound_on_heavy_tailed_rewards(registry):
         spec, "numba", target, 2000, np.random.default_rng(1), delta=1e-3, exact_answer=True
     )
     assert np.sum(out.values != out.extras["exact"]) <= 2  # 0.7% would be ~14
+
+
+def test_a_single_factor_per_state_is_refused_by_racing(registry):
+    one_factor = DiscreteFactorTarget(np.zeros((3, 1)))
+    for name in ("racing-ebs", "racing-normal"):
+        with pytest.raises(ValueError, match=r"N = 1 factor.*N >= 2"):
+            sample(registry.get(name), "numba", one_factor, 5, np.random.default_rng(0), m1=2)
