@@ -1,0 +1,119 @@
+"""Exact transition matrices of Gibbs and Poisson-Gibbs on tiny factor graphs (003, Alg. 1-2).
+
+``gibbs_matrix`` is exact. ``poisson_gibbs_matrix`` is the expectation over the auxiliary counts
+s of Alg. 2's conditional, E_s[rho_s(v)] with s_phi ~ Poisson(lam M_phi / L + phi(x)); each s_phi
+is enumerated up to the smallest cutoff K_phi with P(s_phi > K_phi) <= ``tail``. The mass left
+out for one (x, i) is at most sum_phi P(s_phi > K_phi) =: tau(x, i); it is put on the diagonal so
+rows stay stochastic, which moves every entry of P by at most tau = max tau(x, i) (returned as
+``truncation_bound``). Hence |pi P - pi| and |pi_x P_xy - pi_y P_yx| move by at most 2 tau.
+
+``variant`` plants the bugs a correct invariance check must reject: ``"no-phi-rate"`` draws
+s_phi without its phi(x) part; ``"no-multiplicity"`` sums the energy over {phi : s_phi > 0},
+ignoring the multiplicity s_phi.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import poisson
+
+from harness.targets.factor_graph import FactorGraphTarget
+
+VARIANTS = ("correct", "no-phi-rate", "no-multiplicity")
+
+
+@dataclass(frozen=True)
+class ExactKernel:
+    """A transition matrix over ``target.states()`` and the bound on its truncation error."""
+
+    P: np.ndarray
+    truncation_bound: float
+
+
+def _local_energies(target: FactorGraphTarget, x: np.ndarray, i: int) -> np.ndarray:
+    """phi(x with x(i) = v) for phi in A[i] (rows) and v in 0..D-1 (columns)."""
+    rows = []
+    for slot in range(int(target.adj_indptr[i]), int(target.adj_indptr[i + 1])):
+        f = int(target.adj_factors[slot])
+        other = int(x[target.adj_other[slot]])
+        t = target.tables[f]
+        rows.append(t[:, other] if target.adj_pos[slot] == 0 else t[other, :])
+    return np.array(rows).reshape(-1, target.D)
+
+
+def _softmax_rows(U: np.ndarray) -> np.ndarray:
+    w = np.exp(U - U.max(axis=-1, keepdims=True))
+    return w / w.sum(axis=-1, keepdims=True)
+
+
+def _move_targets(target: FactorGraphTarget, x: np.ndarray, i: int) -> np.ndarray:
+    """State indices of x with x(i) = v for v in 0..D-1."""
+    y = np.repeat(x[None, :], target.D, axis=0)
+    y[:, i] = np.arange(target.D)
+    return np.ravel_multi_index(tuple(y.T), (target.D,) * target.n_vars)
+
+
+def gibbs_matrix(target: FactorGraphTarget) -> np.ndarray:
+    """Random-scan Gibbs: P(x, x^{i<-v}) = (1/n) rho_i(v | x) summed over i (003, Alg. 1)."""
+    states = target.states()
+    P = np.zeros((states.shape[0], states.shape[0]))
+    for a, x in enumerate(states):
+        for i in range(target.n_vars):
+            rho = _softmax_rows(_local_energies(target, x, i).sum(axis=0))
+            np.add.at(P[a], _move_targets(target, x, i), rho / target.n_vars)
+    return P
+
+
+def _cutoff(rate: float, tail: float) -> int:
+    K = int(poisson.isf(tail, rate))
+    while poisson.sf(K, rate) > tail:
+        K += 1
+    return K
+
+
+def _expected_conditional(
+    rates: np.ndarray, coef: np.ndarray, tail: float, multiplicity: bool
+) -> tuple[np.ndarray, float]:
+    """E_s[softmax_v(sum_phi s_phi coef[phi, v])] over the truncated Poisson grid, and tau."""
+    cut = [_cutoff(float(r), tail) for r in rates]
+    tau = float(sum(poisson.sf(K, r) for K, r in zip(cut, rates, strict=True)))
+    grids = np.meshgrid(*[np.arange(K + 1) for K in cut], indexing="ij")
+    s = np.stack([g.ravel() for g in grids], axis=1).astype(np.float64)
+    weight = np.ones(s.shape[0])
+    for f, r in enumerate(rates):
+        weight *= poisson.pmf(s[:, f], r)
+    mult = s if multiplicity else np.minimum(s, 1.0)
+    rho = _softmax_rows(mult @ coef)
+    return weight @ rho, tau
+
+
+def poisson_gibbs_matrix(
+    target: FactorGraphTarget, lam: float, tail: float = 1e-15, variant: str = "correct"
+) -> ExactKernel:
+    """003, Alg. 2 averaged over s (see the module docstring for the truncation bound)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant = {variant!r}; valid: one of {', '.join(VARIANTS)}")
+    if not (0 < lam < math.inf):
+        raise ValueError(f"parameter 'lam' = {lam!r} is invalid; valid: a number in (0, inf)")
+    states = target.states()
+    P = np.zeros((states.shape[0], states.shape[0]))
+    worst = 0.0
+    for a, x in enumerate(states):
+        for i in range(target.n_vars):
+            start, stop = int(target.adj_indptr[i]), int(target.adj_indptr[i + 1])
+            M = target.M[target.adj_factors[start:stop]]
+            phis = _local_energies(target, x, i)
+            rates = lam * M / target.L
+            if variant != "no-phi-rate":
+                rates = rates + phis[:, int(x[i])]
+            coef = np.log1p(target.L * phis / (lam * M[:, None]))
+            rho, tau = _expected_conditional(
+                rates, coef, tail, multiplicity=variant != "no-multiplicity"
+            )
+            worst = max(worst, tau)
+            np.add.at(P[a], _move_targets(target, x, i), rho / target.n_vars)
+        P[a, a] += 1.0 - P[a].sum()  # the truncated mass (<= tau) stays put
+    return ExactKernel(P, worst)
