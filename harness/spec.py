@@ -155,6 +155,10 @@ class AlgorithmSpec:
     can check that each compiles once per signature.
     ``target_check(target, params)`` validates what depends on the target (e.g. m1 <= N) and
     raises ``ValueError`` naming the parameter, before any draw.
+    ``exact_kernel(target, params)`` returns the kernel's transition matrix over the target's
+    enumerated states and a bound on its numerical error, for the invariance gate on tiny
+    models; ``gap_bound(target, params)`` returns a theorem's lower bound on its spectral gap and
+    the theorem's name (or None where the theorem's conditions do not hold).
     """
 
     name: str
@@ -172,6 +176,8 @@ class AlgorithmSpec:
     checks: tuple[Check, ...] = (Check(),)
     kernels: tuple[Any, ...] = ()
     target_check: Callable[[Any, Mapping[str, Any]], None] | None = None
+    exact_kernel: Callable[[Any, Mapping[str, Any]], tuple[np.ndarray, float]] | None = None
+    gap_bound: Callable[[Any, Mapping[str, Any]], tuple[float, str] | None] | None = None
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):

@@ -23,7 +23,7 @@ from scipy import stats
 
 from harness.gates import chisquare_2samp, chisquare_gof, ks_1samp, ks_2samp
 from harness.gates.exactness import ks_detectable
-from harness.gates.mcmc import ess_rhat
+from harness.gates.mcmc import ess_rhat, invariance, spectral_gap_bound
 from harness.gates.rates import error_rate, tv_estimate
 from harness.gates.result import GateResult
 from harness.spec import AlgorithmSpec, Chain, Draws
@@ -249,6 +249,99 @@ def chain_gates(
     return out + [check(alpha / len(checks)) for check in checks]
 
 
+#: Enumerate a factor graph's joint (and build exact kernels) up to this many states.
+ENUMERABLE = 4096
+
+
+def _energies(target: Any, states: np.ndarray, chunk: int = 256) -> np.ndarray:
+    """sum_phi phi(x) for each row of ``states`` (log pi up to a constant), in chunks."""
+    out = np.empty(states.shape[0])
+    f = np.arange(target.scopes.shape[0])
+    a, b = target.scopes[:, 0], target.scopes[:, 1]
+    for lo in range(0, states.shape[0], chunk):
+        X = states[lo : lo + chunk]
+        out[lo : lo + chunk] = target.tables[f[None, :], X[:, a], X[:, b]].sum(axis=1)
+    return out
+
+
+def factor_graph_gates(
+    spec: AlgorithmSpec, target: Any, chain: Chain, alpha: float, params: Mapping[str, Any]
+) -> list[GateResult]:
+    """Gates for a Markov chain on a discrete factor graph (003).
+
+    - ess: bulk/tail ESS and split R-hat of the log-density trace (arviz-stats), which also
+      sets the thinning (every ceil(n / ESS)-th state: near independence, never a test on
+      autocorrelated draws);
+    - chi-square-thinned: the thinned states against the enumerated joint (tiny graphs);
+    - marginal-symmetry: on a Potts model (symmetric under relabelling, so every marginal is
+      uniform), the thinned values of each variable against uniform, Bonferroni over variables;
+    - invariance / spectral-gap: with the spec's exact kernel on tiny graphs, pi P = pi and
+      detailed balance within the kernel's stated error, and the gap against the theorem's bound.
+    """
+    params = spec.validate(params)  # the kernel and the bound need the defaults filled in
+    X = np.asarray(chain.values)
+    n = X.shape[0]
+    energy = _energies(target, X)
+    segments = energy[: n - n % 4].reshape(4, -1)
+    if np.ptp(energy) == 0.0:
+        ess = GateResult(
+            "ess",
+            0.0,
+            None,
+            alpha,
+            False,
+            n,
+            100.0,
+            "bulk ESS required",
+            multiple_testing=False,
+            detail="the log density never changed",
+        )
+    else:
+        ess = _renamed(ess_rhat(segments, min_ess=100.0, max_rhat=1.05), "ess")
+    thin = max(1, math.ceil(n / max(ess.statistic, 1.0)))
+    kept = X[::thin]
+    out = [ess]
+    checks: list[Callable[[float], GateResult]] = []
+    enumerable = target.D**target.n_vars <= ENUMERABLE
+    if enumerable:
+        idx = np.array([target.state_index(x) for x in kept])
+        checks.append(lambda a: _renamed(chisquare_gof(idx, target.pmf, a), "chi-square-thinned"))
+    if target.meta.get("symmetric"):
+        checks.append(lambda a: _uniform_marginals(kept, target.D, a))
+    results = [check(alpha / max(len(checks), 1)) for check in checks]
+    for r in results:
+        out.append(GateResult(**{**r.__dict__, "detail": f"{r.detail}; every {thin}-th of {n}"}))
+    if enumerable and spec.exact_kernel is not None:
+        P, err = spec.exact_kernel(target, params)
+        out.append(invariance(P, target.pmf, 2.0 * err + 1e-12))
+        bound = spec.gap_bound(target, params) if spec.gap_bound is not None else None
+        if bound is not None:
+            value, theorem = bound
+            gap = spectral_gap_bound(P, target.pmf, value)
+            out.append(GateResult(**{**gap.__dict__, "detail": f"{gap.detail} ({theorem})"}))
+    return out
+
+
+def _uniform_marginals(kept: np.ndarray, D: int, alpha: float) -> GateResult:
+    per = [
+        chisquare_gof(kept[:, j], np.full(D, 1.0 / D), alpha / kept.shape[1])
+        for j in range(kept.shape[1])
+    ]
+    p = min(1.0, kept.shape[1] * min(r.p_value for r in per))
+    worst = max(per, key=lambda r: r.statistic)
+    return GateResult(
+        "marginal-symmetry",
+        worst.statistic,
+        p,
+        alpha,
+        bool(p >= alpha),
+        int(kept.shape[0]),
+        worst.detectable,
+        worst.detectable_measure,
+        detail=f"{kept.shape[1]} variables against uniform, Bonferroni",
+    )
+
+
 def _renamed(result: GateResult, gate: str) -> GateResult:
     return GateResult(**{**result.__dict__, "gate": gate})
 
@@ -260,6 +353,8 @@ def gates_for(
     alpha: float,
     params: Mapping[str, Any] | None = None,
 ) -> list[GateResult]:
+    if spec.entry == "run_chain" and target.kind == "factor-graph":
+        return factor_graph_gates(spec, target, draws, alpha, params or {})
     if spec.entry == "run_chain":
         return chain_gates(spec, target, draws, alpha, params or {})
     if spec.guarantee == "exact":

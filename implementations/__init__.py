@@ -1,6 +1,7 @@
 """Algorithm families. Each family lists its specs explicitly; the registry reads FAMILIES."""
 
 from implementations.gumbel import GUMBEL_FAMILY
+from implementations.minibatch_gibbs import MINIBATCH_GIBBS_FAMILY
 from implementations.racing import RACING_FAMILY
 
-FAMILIES = [GUMBEL_FAMILY, RACING_FAMILY]
+FAMILIES = [GUMBEL_FAMILY, RACING_FAMILY, MINIBATCH_GIBBS_FAMILY]

@@ -6,11 +6,13 @@ import pytest
 from harness.registry import build_registry
 from harness.targets.continuous import TruncatedGumbelTarget
 from harness.targets.discrete import synthetic_rewards
+from harness.targets.factor_graph import random_factor_graph
 from harness.targets.posterior import studentt_posterior
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = str(ROOT / "tests" / "plugins" / "broken_samplers.py")
 BROKEN_RACING = str(ROOT / "tests" / "plugins" / "broken_racing.py")
+BROKEN_GIBBS = str(ROOT / "tests" / "plugins" / "broken_gibbs.py")
 
 
 @pytest.fixture(scope="session")
@@ -33,10 +35,17 @@ def small_posterior():
     return studentt_posterior(300, 1.0, 4.0, np.random.default_rng(12))
 
 
-def target_for(kind, small_discrete, small_trunc, small_posterior=None):
+@pytest.fixture(scope="session")
+def small_factor_graph():
+    return random_factor_graph(4, 2, np.random.default_rng(13))
+
+
+def target_for(kind, small_discrete, small_trunc, small_posterior=None, small_factor_graph=None):
     targets = {"discrete": small_discrete, "continuous-1d": small_trunc}
     if small_posterior is not None:
         targets["posterior-1d"] = small_posterior
+    if small_factor_graph is not None:
+        targets["factor-graph"] = small_factor_graph
     return targets[kind]
 
 

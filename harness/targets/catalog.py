@@ -53,6 +53,18 @@ def _control_variates(N: int, D: int, nu: float, seed: int) -> Callable[[], Any]
     return build
 
 
+def _factor_graph(n: int, D: int, seed: int) -> Callable[[], Any]:
+    from harness.targets.factor_graph import random_factor_graph
+
+    return lambda: random_factor_graph(n, D, np.random.default_rng(seed))
+
+
+def _potts(side: int, beta: float, D: int) -> Any:
+    from harness.targets.factor_graph import potts_grid
+
+    return potts_grid(side, beta, D)
+
+
 def _trunc(phi: float, b: float) -> Callable[[], Any]:
     return lambda: TruncatedGumbelTarget(phi, b)
 
@@ -92,6 +104,11 @@ PROBLEMS: tuple[Problem, ...] = (
         "posterior-1d",
         lambda: studentt_posterior(500, 1.0, 4.0, np.random.default_rng(8)),
     ),
+    # Factor graphs (003): tiny ones have an enumerated joint and exact kernels; the Potts grid
+    # is checked by the symmetry of its marginals.
+    Problem("fg-random-n4-D2", "factor-graph", _factor_graph(4, 2, 11)),
+    Problem("fg-random-n3-D3", "factor-graph", _factor_graph(3, 3, 12)),
+    Problem("potts-grid-5x5-D3-beta1", "factor-graph", lambda: _potts(5, 1.0, 3)),
     Problem("truncgumbel-phi0-b1", "continuous-1d", _trunc(0.0, 1.0)),
     Problem("truncgumbel-phi0-b-3", "continuous-1d", _trunc(0.0, -3.0)),
     Problem("truncgumbel-phi2-b8", "continuous-1d", _trunc(2.0, 8.0), levels=("full",)),

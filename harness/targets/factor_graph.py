@@ -219,7 +219,14 @@ def potts_target(A: np.ndarray, beta: float, D: int, name: str = "potts") -> Fac
     M = beta * A[i, j]
     tables = M[:, None, None] * np.eye(D)[None, :, :]
     return FactorGraphTarget(
-        int(A.shape[0]), D, np.stack([i, j], axis=1), tables, M, name=name, meta={"beta": beta}
+        int(A.shape[0]),
+        D,
+        np.stack([i, j], axis=1),
+        tables,
+        M,
+        name=name,
+        # Relabelling the D values leaves every factor unchanged: each marginal is uniform.
+        meta={"beta": beta, "symmetric": True},
     )
 
 

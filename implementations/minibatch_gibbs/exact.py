@@ -117,3 +117,94 @@ def poisson_gibbs_matrix(
             np.add.at(P[a], _move_targets(target, x, i), rho / target.n_vars)
         P[a, a] += 1.0 - P[a].sum()  # the truncated mass (<= tau) stays put
     return ExactKernel(P, worst)
+
+
+# --- Poisson-MH and MGPMH (exact chains on x alone); MIN-Gibbs and DoubleMIN carry a continuous
+# estimate in their state, so they have no finite matrix here and are checked by long runs.
+
+
+def _poisson_grid(rates: np.ndarray, tail: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Every s with s_phi <= K_phi (P(s_phi > K_phi) <= tail), its Poisson weight, and tau."""
+    cut = [_cutoff(float(r), tail) for r in rates]
+    tau = float(sum(poisson.sf(K, r) for K, r in zip(cut, rates, strict=True)))
+    grids = np.meshgrid(*[np.arange(K + 1) for K in cut], indexing="ij")
+    s = np.stack([g.ravel() for g in grids], axis=1).astype(np.float64)
+    weight = np.ones(s.shape[0])
+    for f, r in enumerate(rates):
+        weight *= poisson.pmf(s[:, f], r)
+    return s, weight, tau
+
+
+def _check_lam(lam: float) -> None:
+    if not (0 < lam < math.inf):
+        raise ValueError(f"parameter 'lam' = {lam!r} is invalid; valid: a number in (0, inf)")
+
+
+def metropolis_matrix(target: FactorGraphTarget) -> np.ndarray:
+    """Plain single-site MH with Poisson-MH's proposal: i uniform, v uniform over the D - 1 other
+    values, accept min(1, exp(U(y) - U(x))). Thm. 2's comparison chain."""
+    states = target.states()
+    P = np.zeros((states.shape[0], states.shape[0]))
+    q = 1.0 / (target.n_vars * (target.D - 1))
+    for a, x in enumerate(states):
+        for i in range(target.n_vars):
+            U = _local_energies(target, x, i).sum(axis=0)
+            acc = np.minimum(1.0, np.exp(U - U[int(x[i])]))
+            acc[int(x[i])] = 0.0
+            np.add.at(P[a], _move_targets(target, x, i), q * acc)
+        P[a, a] += 1.0 - P[a].sum()
+    return P
+
+
+def poisson_mh_matrix(target: FactorGraphTarget, lam: float, tail: float = 1e-15) -> ExactKernel:
+    """Single-site Poisson-MH averaged over s ~ Poisson(lam M_phi / L + phi(x)) on A[i].
+
+    Each acceptance probability lies in [0, 1], so the truncated s-mass (<= tau) moves every entry
+    by at most tau; the missing mass goes to the diagonal (as in ``poisson_gibbs_matrix``).
+    """
+    _check_lam(lam)
+    states = target.states()
+    P = np.zeros((states.shape[0], states.shape[0]))
+    q = 1.0 / (target.n_vars * (target.D - 1))
+    worst = 0.0
+    for a, x in enumerate(states):
+        for i in range(target.n_vars):
+            start, stop = int(target.adj_indptr[i]), int(target.adj_indptr[i + 1])
+            M = target.M[target.adj_factors[start:stop]]
+            phis = _local_energies(target, x, i)
+            cur = int(x[i])
+            s, weight, tau = _poisson_grid(lam * M / target.L + phis[:, cur], tail)
+            worst = max(worst, tau)
+            coef = np.log1p(target.L * phis / (lam * M[:, None]))
+            Us = s @ coef  # (grid, D)
+            acc = weight @ np.minimum(1.0, np.exp(Us - Us[:, cur : cur + 1]))
+            acc[cur] = 0.0
+            np.add.at(P[a], _move_targets(target, x, i), q * acc)
+        P[a, a] += 1.0 - P[a].sum()
+    return ExactKernel(P, worst)
+
+
+def mgpmh_matrix(target: FactorGraphTarget, lam: float, tail: float = 1e-15) -> ExactKernel:
+    """MGPMH averaged over its local minibatch s ~ Poisson(lam M_phi / L) on A[i]: for each s,
+    P(x -> x^v) = min(rho_s(v), exp(U(x^v) - U(x)) rho_s(x(i))) for v != x(i) (an independence MH
+    on x(i)). The truncation moves every entry by at most tau, as above."""
+    _check_lam(lam)
+    states = target.states()
+    P = np.zeros((states.shape[0], states.shape[0]))
+    worst = 0.0
+    for a, x in enumerate(states):
+        for i in range(target.n_vars):
+            start, stop = int(target.adj_indptr[i]), int(target.adj_indptr[i + 1])
+            M = target.M[target.adj_factors[start:stop]]
+            phis = _local_energies(target, x, i)
+            cur = int(x[i])
+            s, weight, tau = _poisson_grid(lam * M / target.L, tail)
+            worst = max(worst, tau)
+            rho = _softmax_rows(s @ (target.L * phis / (lam * M[:, None])))
+            U = phis.sum(axis=0)
+            move = np.minimum(rho, np.exp(U - U[cur])[None, :] * rho[:, cur : cur + 1])
+            prob = weight @ move
+            prob[cur] = 0.0
+            np.add.at(P[a], _move_targets(target, x, i), prob / target.n_vars)
+        P[a, a] += 1.0 - P[a].sum()
+    return ExactKernel(P, worst)

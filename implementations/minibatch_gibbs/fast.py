@@ -1,8 +1,9 @@
 """Numba kernels for Gibbs and Poisson-Gibbs, and thin wrappers with the reference's signatures.
 
-Each kernel consumes the Generator exactly as ``reference.py`` does (integers for i, poisson for
-B, random for the alias draw and the thinning test, random for the conditional) and sums in the
-same order, so both return identical chains, evaluation counts, extras and Generator states.
+Each kernel consumes the Generator exactly as ``reference.py`` does (integers for i, Exp(1)
+arrivals for B, random for the alias draw and the thinning test, random for the conditional) and
+sums in the same order, so both return identical chains, evaluation counts, extras and Generator
+states.
 """
 
 from __future__ import annotations
@@ -15,7 +16,23 @@ from numba import njit
 
 from harness.spec import Chain
 from harness.targets.factor_graph import FactorGraphTarget
-from implementations.minibatch_gibbs.reference import check_lam, initial_state
+from implementations.minibatch_gibbs.reference import (
+    check_lam,
+    check_positive,
+    global_alias,
+    initial_state,
+)
+
+
+@njit(cache=True)
+def _poisson_count(rng, rate):
+    """``reference.poisson_count``: arrivals of a unit-rate process before ``rate``."""
+    n = 0
+    t = rng.standard_exponential()
+    while t < rate:
+        n += 1
+        t += rng.standard_exponential()
+    return n
 
 
 @njit(cache=True)
@@ -79,7 +96,7 @@ def _poisson_gibbs_kernel(
         i = rng.integers(0, n)
         start = indptr[i]
         K = indptr[i + 1] - start
-        B = rng.poisson((c + 1.0) * m_sum[i])
+        B = _poisson_count(rng, (c + 1.0) * m_sum[i])
         nd = 0
         kept = 0
         for _ in range(B):  # Statement 1: split the envelope process, then thin it
@@ -149,4 +166,343 @@ def poisson_gibbs(
     return Chain(values, evals, extras)
 
 
-KERNELS = (_gibbs_kernel, _poisson_gibbs_kernel)
+# --- Poisson-MH and the De Sa et al. 2018 baselines; draw order as in reference.py ---
+
+
+@njit(cache=True)
+def _poisson_counts(
+    factors, pos, other, tables, M, a_prob, a_idx, c, start, K, B, i, x, rng, counts, distinct
+):  # fmt: skip
+    """Statement 1 on A[i] given B: fills counts/distinct, returns (|S|, sum s)."""
+    nd = 0
+    kept = 0
+    for _ in range(B):
+        k = min(int(rng.random() * K), K - 1)
+        if rng.random() >= a_prob[start + k]:
+            k = a_idx[start + k]
+        m = M[factors[start + k]]
+        base = c * m
+        if rng.random() * (base + m) < base + _phi_at(
+            factors, pos, other, tables, start + k, x, x[i]
+        ):
+            if counts[k] == 0:
+                distinct[nd] = k
+                nd += 1
+            counts[k] += 1
+            kept += 1
+    return nd, kept
+
+
+@njit(cache=True)
+def _global_estimate(scopes, tables, M, g_prob, g_idx, psi, lam, x, i, u, rng):
+    F = M.size
+    B = _poisson_count(rng, lam)
+    acc = 0.0
+    for _ in range(B):
+        f = min(int(rng.random() * F), F - 1)
+        if rng.random() >= g_prob[f]:
+            f = g_idx[f]
+        a, b = scopes[f, 0], scopes[f, 1]
+        xa = u if a == i else x[a]
+        xb = u if b == i else x[b]
+        acc += math.log1p(psi * tables[f, xa, xb] / (lam * M[f]))
+    return acc, B
+
+
+@njit(cache=True)
+def _max_degree(indptr):
+    width = 0
+    for i in range(indptr.size - 1):
+        width = max(width, indptr[i + 1] - indptr[i])
+    return width
+
+
+@njit(cache=True)
+def _poisson_mh_kernel(
+    indptr, factors, pos, other, tables, M, m_sum, a_prob, a_idx, L, lam, D, x, n_steps, rng,
+    values, stats,
+):  # fmt: skip
+    n = x.size
+    width = _max_degree(indptr)
+    counts = np.zeros(width, dtype=np.int64)
+    distinct = np.empty(width, dtype=np.int64)
+    c = lam / L
+    for t in range(n_steps):
+        i = rng.integers(0, n)
+        cur = x[i]
+        v = rng.integers(0, D - 1)
+        if v >= cur:
+            v += 1
+        start = indptr[i]
+        K = indptr[i + 1] - start
+        B = _poisson_count(rng, (c + 1.0) * m_sum[i])
+        nd, kept = _poisson_counts(
+            factors, pos, other, tables, M, a_prob, a_idx, c, start, K, B, i, x, rng, counts,
+            distinct,
+        )  # fmt: skip
+        u_new = 0.0
+        u_cur = 0.0
+        for j in range(nd):
+            k = distinct[j]
+            m = M[factors[start + k]]
+            s = float(counts[k])
+            u_new += s * math.log1p(
+                L * _phi_at(factors, pos, other, tables, start + k, x, v) / (lam * m)
+            )
+            u_cur += s * math.log1p(
+                L * _phi_at(factors, pos, other, tables, start + k, x, cur) / (lam * m)
+            )
+        accepted = rng.random() < math.exp(min(0.0, u_new - u_cur))
+        if accepted:
+            x[i] = v
+        for j in range(nd):
+            counts[distinct[j]] = 0
+        stats[0, t] = nd
+        stats[1, t] = B
+        stats[2, t] = kept
+        stats[3, t] = 1 if accepted else 0
+        values[t] = x
+
+
+@njit(cache=True)
+def _min_gibbs_kernel(
+    scopes, tables, M, g_prob, g_idx, psi, lam, D, x, n_steps, rng, values, per_step
+):
+    n = x.size
+    U = np.empty(D)
+    eps, first = _global_estimate(scopes, tables, M, g_prob, g_idx, psi, lam, x, -1, 0, rng)
+    for t in range(n_steps):
+        i = rng.integers(0, n)
+        draws = 0
+        for u in range(D):
+            if u == x[i]:
+                U[u] = eps
+            else:
+                e, b = _global_estimate(scopes, tables, M, g_prob, g_idx, psi, lam, x, i, u, rng)
+                U[u] = e
+                draws += b
+        v = _sample_softmax(U, rng.random())
+        x[i] = v
+        eps = U[v]
+        per_step[t] = draws
+        values[t] = x
+    return first
+
+
+@njit(cache=True)
+def _local_proposal(
+    factors, pos, other, tables, M, m_sum, a_prob, a_idx, L, lam, D, start, K, i, x, rng, counts,
+    distinct, eps,
+):  # fmt: skip
+    """MGPMH's proposal energies into eps; returns (|S|, B). See reference.local_proposal."""
+    B = _poisson_count(rng, lam / L * m_sum[i])
+    nd = 0
+    for _ in range(B):
+        k = min(int(rng.random() * K), K - 1)
+        if rng.random() >= a_prob[start + k]:
+            k = a_idx[start + k]
+        if counts[k] == 0:
+            distinct[nd] = k
+            nd += 1
+        counts[k] += 1
+    for v in range(D):
+        acc = 0.0
+        for j in range(nd):
+            k = distinct[j]
+            m = M[factors[start + k]]
+            ph = _phi_at(factors, pos, other, tables, start + k, x, v)
+            acc += float(counts[k]) * (L * ph / (lam * m))
+        eps[v] = acc
+    for j in range(nd):
+        counts[distinct[j]] = 0
+    return nd, B
+
+
+@njit(cache=True)
+def _local_energy(factors, pos, other, tables, start, stop, x, v):
+    acc = 0.0
+    for slot in range(start, stop):
+        acc += _phi_at(factors, pos, other, tables, slot, x, v)
+    return acc
+
+
+@njit(cache=True)
+def _mgpmh_kernel(
+    indptr, factors, pos, other, tables, M, m_sum, a_prob, a_idx, L, lam, D, x, n_steps, rng,
+    values, stats,
+):  # fmt: skip
+    n = x.size
+    width = _max_degree(indptr)
+    counts = np.zeros(width, dtype=np.int64)
+    distinct = np.empty(width, dtype=np.int64)
+    eps = np.empty(D)
+    for t in range(n_steps):
+        i = rng.integers(0, n)
+        start, stop = indptr[i], indptr[i + 1]
+        nd, B = _local_proposal(
+            factors, pos, other, tables, M, m_sum, a_prob, a_idx, L, lam, D, start, stop - start,
+            i, x, rng, counts, distinct, eps,
+        )  # fmt: skip
+        cur = x[i]
+        v = _sample_softmax(eps, rng.random())
+        u = rng.random()
+        exact = 0
+        accepted = 1
+        if v != cur:
+            exact = stop - start
+            d_new = _local_energy(factors, pos, other, tables, start, stop, x, v)
+            d_cur = _local_energy(factors, pos, other, tables, start, stop, x, cur)
+            log_a = (d_new - d_cur) + (eps[cur] - eps[v])
+            accepted = 1 if u < math.exp(min(0.0, log_a)) else 0
+            if accepted == 1:
+                x[i] = v
+        stats[0, t] = nd
+        stats[1, t] = B
+        stats[2, t] = exact
+        stats[3, t] = accepted
+        values[t] = x
+
+
+@njit(cache=True)
+def _double_min_kernel(
+    indptr, factors, pos, other, tables, M, m_sum, a_prob, a_idx, L, lam, D, scopes, g_prob,
+    g_idx, psi, lam2, x, n_steps, rng, values, stats,
+):  # fmt: skip
+    n = x.size
+    width = _max_degree(indptr)
+    counts = np.zeros(width, dtype=np.int64)
+    distinct = np.empty(width, dtype=np.int64)
+    rho = np.empty(D)
+    eps, first = _global_estimate(scopes, tables, M, g_prob, g_idx, psi, lam2, x, -1, 0, rng)
+    for t in range(n_steps):
+        i = rng.integers(0, n)
+        start, stop = indptr[i], indptr[i + 1]
+        nd, B = _local_proposal(
+            factors, pos, other, tables, M, m_sum, a_prob, a_idx, L, lam, D, start, stop - start,
+            i, x, rng, counts, distinct, rho,
+        )  # fmt: skip
+        cur = x[i]
+        v = _sample_softmax(rho, rng.random())
+        eps_y, b2 = _global_estimate(scopes, tables, M, g_prob, g_idx, psi, lam2, x, i, v, rng)
+        log_a = (eps_y - eps) + (rho[cur] - rho[v])
+        accepted = 1 if rng.random() < math.exp(min(0.0, log_a)) else 0
+        if accepted == 1:
+            x[i] = v
+            eps = eps_y
+        stats[0, t] = nd
+        stats[1, t] = B
+        stats[2, t] = b2
+        stats[3, t] = accepted
+        values[t] = x
+    return first
+
+
+def _local(target: FactorGraphTarget) -> tuple[Any, ...]:
+    return (
+        *_graph(target), target.M, target.m_sum, target.alias_prob, target.alias_idx, target.L,
+    )  # fmt: skip
+
+
+def poisson_mh(
+    target: FactorGraphTarget,
+    n_steps: int,
+    rng: np.random.Generator,
+    x0: Any = None,
+    lam: float = 10.0,
+) -> Chain:
+    """Poisson-MH, single site, compiled; same output as ``reference.poisson_mh``."""
+    lam = check_positive(lam, "lam")
+    x = initial_state(target, x0)
+    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    stats = np.empty((4, n_steps), dtype=np.int64)
+    _poisson_mh_kernel(*_local(target), lam, target.D, x, n_steps, rng, values, stats)
+    evals = int(2 * stats[0].sum() + stats[1].sum())
+    extras = {
+        "factors_per_step": stats[0],
+        "draws_per_step": stats[1],
+        "kept_per_step": stats[2],
+        "accepted": stats[3],
+    }
+    return Chain(values, evals, extras)
+
+
+def min_gibbs(
+    target: FactorGraphTarget,
+    n_steps: int,
+    rng: np.random.Generator,
+    x0: Any = None,
+    lam: float = 10.0,
+) -> Chain:
+    """MIN-Gibbs, compiled; same output as ``reference.min_gibbs``."""
+    lam = check_positive(lam, "lam")
+    x = initial_state(target, x0)
+    g_prob, g_idx = global_alias(target)
+    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    per_step = np.empty(n_steps, dtype=np.int64)
+    first = _min_gibbs_kernel(
+        target.scopes, target.tables, target.M, g_prob, g_idx, target.psi, lam, target.D, x,
+        n_steps, rng, values, per_step,
+    )  # fmt: skip
+    return Chain(values, int(first + per_step.sum()), {"factors_per_step": per_step})
+
+
+def mgpmh(
+    target: FactorGraphTarget,
+    n_steps: int,
+    rng: np.random.Generator,
+    x0: Any = None,
+    lam: float = 10.0,
+) -> Chain:
+    """MGPMH, compiled; same output as ``reference.mgpmh``."""
+    lam = check_positive(lam, "lam")
+    x = initial_state(target, x0)
+    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    stats = np.empty((4, n_steps), dtype=np.int64)
+    _mgpmh_kernel(*_local(target), lam, target.D, x, n_steps, rng, values, stats)
+    evals = int(target.D * stats[0].sum() + 2 * stats[2].sum())
+    extras = {
+        "factors_per_step": stats[0],
+        "draws_per_step": stats[1],
+        "exact_per_step": stats[2],
+        "accepted": stats[3],
+    }
+    return Chain(values, evals, extras)
+
+
+def double_min_gibbs(
+    target: FactorGraphTarget,
+    n_steps: int,
+    rng: np.random.Generator,
+    x0: Any = None,
+    lam: float = 10.0,
+    lam2: float = 100.0,
+) -> Chain:
+    """DoubleMIN-Gibbs, compiled; same output as ``reference.double_min_gibbs``."""
+    lam = check_positive(lam, "lam")
+    lam2 = check_positive(lam2, "lam2")
+    x = initial_state(target, x0)
+    g_prob, g_idx = global_alias(target)
+    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    stats = np.empty((4, n_steps), dtype=np.int64)
+    first = _double_min_kernel(
+        *_local(target), lam, target.D, target.scopes, g_prob, g_idx, target.psi, lam2, x,
+        n_steps, rng, values, stats,
+    )  # fmt: skip
+    evals = int(first + target.D * stats[0].sum() + stats[2].sum())
+    extras = {
+        "factors_per_step": stats[0],
+        "draws_per_step": stats[1],
+        "second_per_step": stats[2],
+        "accepted": stats[3],
+    }
+    return Chain(values, evals, extras)
+
+
+KERNELS = (
+    _gibbs_kernel,
+    _poisson_gibbs_kernel,
+    _poisson_mh_kernel,
+    _min_gibbs_kernel,
+    _mgpmh_kernel,
+    _double_min_kernel,
+)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from harness.spec import Chain
-from harness.targets.factor_graph import FactorGraphTarget
+from harness.targets.factor_graph import FactorGraphTarget, _alias_table
 
 
 def initial_state(target: FactorGraphTarget, x0: Any = None) -> np.ndarray:
@@ -31,6 +31,22 @@ def initial_state(target: FactorGraphTarget, x0: Any = None) -> np.ndarray:
     if np.any((x < 0) | (x >= target.D)):
         raise ValueError(f"x0 = {x.tolist()}; valid: values in 0..{target.D - 1}")
     return x.astype(np.int64)
+
+
+def poisson_count(rate: float, rng: np.random.Generator) -> int:
+    """A Poisson(rate) draw as the number of unit-rate arrivals before ``rate``.
+
+    Exact, and it costs one Exp(1) per arrival plus one, so O(rate), the order of the minibatch
+    it sizes. Used instead of ``Generator.poisson`` because Numba's compiled ``poisson`` was
+    seen to leave NumPy's stream here (same state and rate: 0 vs 14 at rate 11.24), while
+    ``standard_exponential`` matches bit for bit.
+    """
+    n = 0
+    t = rng.standard_exponential()
+    while t < rate:
+        n += 1
+        t += rng.standard_exponential()
+    return n
 
 
 def check_lam(lam: float) -> float:
@@ -95,7 +111,7 @@ def poisson_counts(
     start = int(target.adj_indptr[i])
     K = int(target.adj_indptr[i + 1]) - start
     c = lam / target.L
-    B = int(rng.poisson((c + 1.0) * float(target.m_sum[i])))
+    B = poisson_count((c + 1.0) * float(target.m_sum[i]), rng)
     counts: dict[int, int] = {}
     for _ in range(B):
         k = min(int(rng.random() * K), K - 1)
@@ -162,4 +178,282 @@ def poisson_gibbs(
         values[t] = x
     evals = int(target.D * stats[0].sum() + stats[1].sum())
     extras = {"factors_per_step": stats[0], "draws_per_step": stats[1], "kept_per_step": stats[2]}
+    return Chain(values, evals, extras)
+
+
+# --- Poisson-MH (003 Sec. 2 / supplement) and the De Sa et al. 2018 baselines (003 Table 1) ---
+
+
+def check_positive(value: float, name: str) -> float:
+    """A size parameter (``lam``, ``lam2``) must be a finite number > 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise ValueError(f"parameter {name!r} = {value!r} is invalid; valid: a number in (0, inf)")
+    return float(value)
+
+
+def propose_other(D: int, current: int, rng: np.random.Generator) -> int:
+    """Uniform over the D - 1 values other than ``current`` (a symmetric proposal)."""
+    k = int(rng.integers(0, D - 1))
+    return k + 1 if k >= current else k
+
+
+def poisson_mh_step(
+    target: FactorGraphTarget, x: np.ndarray, lam: float, rng: np.random.Generator
+) -> tuple[int, int, int, int]:
+    """Poisson-MH (notes Sec. 7) with a single-site proposal on x(i).
+
+    Factors outside A[i] cancel in the acceptance ratio, so the Poisson counts are drawn on A[i]
+    only (rates lam M_phi / L + phi(x), Statement 1); pi(x(i) | x_-i, s) ∝ exp(U_s(x(i))) then
+    makes the MH step on U_s exact. Returns (|S|, B, sum s, accepted).
+    """
+    i = int(rng.integers(0, target.n_vars))
+    cur = int(x[i])
+    v = propose_other(target.D, cur, rng)
+    counts, B = poisson_counts(target, i, x, lam, rng)
+    start = int(target.adj_indptr[i])
+    L = target.L
+    u_new = 0.0
+    u_cur = 0.0
+    for k, s in counts.items():
+        m = float(target.M[target.adj_factors[start + k]])
+        u_new += s * math.log1p(L * phi_at(target, start + k, x, v) / (lam * m))
+        u_cur += s * math.log1p(L * phi_at(target, start + k, x, cur) / (lam * m))
+    accepted = rng.random() < math.exp(min(0.0, u_new - u_cur))
+    if accepted:
+        x[i] = v
+    return len(counts), B, sum(counts.values()), int(accepted)
+
+
+def poisson_mh(
+    target: FactorGraphTarget,
+    n_steps: int,
+    rng: np.random.Generator,
+    x0: Any = None,
+    lam: float = 10.0,
+) -> Chain:
+    """Poisson-MH, single site. Evaluations per step: B (thinning tests) + 2 |S| (U_s at the
+    current and the proposed value).
+
+    extras: ``factors_per_step`` = |S|, ``draws_per_step`` = B, ``kept_per_step`` = sum s,
+    ``accepted`` (0/1).
+    """
+    lam = check_positive(lam, "lam")
+    x = initial_state(target, x0)
+    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    stats = np.empty((4, n_steps), dtype=np.int64)
+    for t in range(n_steps):
+        stats[:, t] = poisson_mh_step(target, x, lam, rng)
+        values[t] = x
+    evals = int(2 * stats[0].sum() + stats[1].sum())
+    extras = {
+        "factors_per_step": stats[0],
+        "draws_per_step": stats[1],
+        "kept_per_step": stats[2],
+        "accepted": stats[3],
+    }
+    return Chain(values, evals, extras)
+
+
+def global_alias(target: FactorGraphTarget) -> tuple[np.ndarray, np.ndarray]:
+    """Alias table over all factors with P(phi) ∝ M_phi (the global minibatches of MIN-Gibbs)."""
+    prob, alias = _alias_table(target.M.tolist())
+    return np.array(prob, dtype=np.float64), np.array(alias, dtype=np.int64)
+
+
+def global_estimate(
+    target: FactorGraphTarget,
+    x: np.ndarray,
+    i: int,
+    u: int,
+    lam: float,
+    table: tuple[np.ndarray, np.ndarray],
+    rng: np.random.Generator,
+) -> tuple[float, int]:
+    """eps = sum_phi s_phi log(1 + Psi phi(y) / (lam M_phi)) at y = x with y(i) = u (i = -1: y = x).
+
+    s_phi ~ Poisson(lam M_phi / Psi), drawn as B ~ Poisson(lam) alias draws ∝ M_phi (notes Sec. 1,
+    no thinning: the rates do not depend on the state); E[exp(eps)] = exp(U(y)). Returns (eps, B);
+    each draw evaluates one factor, duplicates included.
+    """
+    prob, alias = table
+    F = target.n_factors
+    psi = target.psi
+    B = poisson_count(lam, rng)
+    acc = 0.0
+    for _ in range(B):
+        f = min(int(rng.random() * F), F - 1)
+        if rng.random() >= prob[f]:
+            f = int(alias[f])
+        a, b = int(target.scopes[f, 0]), int(target.scopes[f, 1])
+        xa = u if a == i else int(x[a])
+        xb = u if b == i else int(x[b])
+        m = float(target.M[f])
+        acc += math.log1p(psi * float(target.tables[f, xa, xb]) / (lam * m))
+    return acc, B
+
+
+def min_gibbs(
+    target: FactorGraphTarget,
+    n_steps: int,
+    rng: np.random.Generator,
+    x0: Any = None,
+    lam: float = 10.0,
+) -> Chain:
+    """MIN-Gibbs (De Sa et al. 2018; notes Sec. 2): the state carries eps, an exp-unbiased estimate
+    of U(x); each step draws a fresh global minibatch for every value u != x(i), keeps the stored
+    eps for x(i) and samples v ∝ exp(eps_v). Exact (x-marginal of the augmented law is pi).
+
+    evals = the initial minibatch + all minibatch draws. extras: ``factors_per_step`` = factor
+    evaluations in the step (sum of the D - 1 minibatch sizes).
+    """
+    lam = check_positive(lam, "lam")
+    x = initial_state(target, x0)
+    table = global_alias(target)
+    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    per_step = np.empty(n_steps, dtype=np.int64)
+    eps, first = global_estimate(target, x, -1, 0, lam, table, rng)
+    for t in range(n_steps):
+        i = int(rng.integers(0, target.n_vars))
+        U = []
+        draws = 0
+        for u in range(target.D):
+            if u == x[i]:
+                U.append(eps)
+            else:
+                e, b = global_estimate(target, x, i, u, lam, table, rng)
+                U.append(e)
+                draws += b
+        v = sample_softmax(U, rng.random())
+        x[i] = v
+        eps = U[v]
+        per_step[t] = draws
+        values[t] = x
+    return Chain(values, int(first + per_step.sum()), {"factors_per_step": per_step})
+
+
+def local_proposal(
+    target: FactorGraphTarget, i: int, x: np.ndarray, lam: float, rng: np.random.Generator
+) -> tuple[list[float], int, int]:
+    """MGPMH's proposal energies (notes Sec. 3): s_phi ~ Poisson(lam M_phi / L) on A[i], independent
+    of x(i), and eps_u = sum_phi s_phi L phi(x with x(i) = u) / (lam M_phi) (the linear, unbiased
+    energy estimate; any estimator keeps the MH step exact). Returns (eps, |S|, B).
+    """
+    start = int(target.adj_indptr[i])
+    K = int(target.adj_indptr[i + 1]) - start
+    L = target.L
+    B = poisson_count(lam / L * float(target.m_sum[i]), rng)
+    counts: dict[int, int] = {}
+    for _ in range(B):
+        k = min(int(rng.random() * K), K - 1)
+        if rng.random() >= target.alias_prob[start + k]:
+            k = int(target.alias_idx[start + k])
+        counts[k] = counts.get(k, 0) + 1
+    eps = []
+    for v in range(target.D):
+        acc = 0.0
+        for k, s in counts.items():
+            m = float(target.M[target.adj_factors[start + k]])
+            acc += s * (L * phi_at(target, start + k, x, v) / (lam * m))
+        eps.append(acc)
+    return eps, len(counts), B
+
+
+def local_energy(target: FactorGraphTarget, i: int, x: np.ndarray, v: int) -> float:
+    """sum_{phi in A[i]} phi(x with x(i) = v), left to right over the CSR slots."""
+    acc = 0.0
+    for slot in range(int(target.adj_indptr[i]), int(target.adj_indptr[i + 1])):
+        acc += phi_at(target, slot, x, v)
+    return acc
+
+
+def mgpmh(
+    target: FactorGraphTarget,
+    n_steps: int,
+    rng: np.random.Generator,
+    x0: Any = None,
+    lam: float = 10.0,
+) -> Chain:
+    """MGPMH (De Sa et al. 2018; notes Sec. 3): propose v ∝ exp(eps_v) from a local minibatch,
+    accept with min(1, exp(U(y) - U(x)) rho(x(i)) / rho(v)), U(y) - U(x) exact over A[i]. Exact.
+
+    Evaluations: D |S| for the proposal + 2 |A[i]| for the exact difference (skipped when
+    v = x(i), which is always accepted). extras: ``factors_per_step`` = |S|, ``draws_per_step`` = B,
+    ``exact_per_step`` = |A[i]| or 0, ``accepted`` (0/1; v = x(i) counts as accepted).
+    """
+    lam = check_positive(lam, "lam")
+    x = initial_state(target, x0)
+    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    stats = np.empty((4, n_steps), dtype=np.int64)
+    for t in range(n_steps):
+        i = int(rng.integers(0, target.n_vars))
+        eps, nd, B = local_proposal(target, i, x, lam, rng)
+        cur = int(x[i])
+        v = sample_softmax(eps, rng.random())
+        u = rng.random()  # drawn even when v = x(i), so the stream does not depend on v
+        exact = 0
+        accepted = 1
+        if v != cur:
+            exact = int(target.adj_indptr[i + 1] - target.adj_indptr[i])
+            log_a = (local_energy(target, i, x, v) - local_energy(target, i, x, cur)) + (
+                eps[cur] - eps[v]
+            )
+            accepted = int(u < math.exp(min(0.0, log_a)))
+            if accepted:
+                x[i] = v
+        stats[:, t] = (nd, B, exact, accepted)
+        values[t] = x
+    evals = int(target.D * stats[0].sum() + 2 * stats[2].sum())
+    extras = {
+        "factors_per_step": stats[0],
+        "draws_per_step": stats[1],
+        "exact_per_step": stats[2],
+        "accepted": stats[3],
+    }
+    return Chain(values, evals, extras)
+
+
+def double_min_gibbs(
+    target: FactorGraphTarget,
+    n_steps: int,
+    rng: np.random.Generator,
+    x0: Any = None,
+    lam: float = 10.0,
+    lam2: float = 100.0,
+) -> Chain:
+    """DoubleMIN-Gibbs (De Sa et al. 2018; notes Sec. 4): MGPMH's proposal (``lam``), then a
+    pseudo-marginal MH step on a fresh global estimate eps_y (``lam2``, as in MIN-Gibbs) against
+    the stored eps. Exact. The proposal y = x also refreshes eps (still a valid pseudo-marginal
+    move, and it keeps the draw pattern fixed).
+
+    evals = initial second minibatch + D |S| + second minibatch sizes. extras:
+    ``factors_per_step`` = |S|, ``draws_per_step`` = B, ``second_per_step`` = second minibatch size,
+    ``accepted`` (0/1).
+    """
+    lam = check_positive(lam, "lam")
+    lam2 = check_positive(lam2, "lam2")
+    x = initial_state(target, x0)
+    table = global_alias(target)
+    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    stats = np.empty((4, n_steps), dtype=np.int64)
+    eps, first = global_estimate(target, x, -1, 0, lam2, table, rng)
+    for t in range(n_steps):
+        i = int(rng.integers(0, target.n_vars))
+        rho, nd, B = local_proposal(target, i, x, lam, rng)
+        cur = int(x[i])
+        v = sample_softmax(rho, rng.random())
+        eps_y, b2 = global_estimate(target, x, i, v, lam2, table, rng)
+        log_a = (eps_y - eps) + (rho[cur] - rho[v])
+        accepted = int(rng.random() < math.exp(min(0.0, log_a)))
+        if accepted:
+            x[i] = v
+            eps = eps_y
+        stats[:, t] = (nd, B, b2, accepted)
+        values[t] = x
+    evals = int(first + target.D * stats[0].sum() + stats[2].sum())
+    extras = {
+        "factors_per_step": stats[0],
+        "draws_per_step": stats[1],
+        "second_per_step": stats[2],
+        "accepted": stats[3],
+    }
     return Chain(values, evals, extras)

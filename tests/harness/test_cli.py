@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tests.conftest import BROKEN, BROKEN_RACING
+from tests.conftest import BROKEN, BROKEN_GIBBS, BROKEN_RACING
 
 
 def harness(*args, cwd=None):
@@ -111,6 +111,30 @@ def test_racing_negative_controls_fail_naming_the_gate(tmp_path, algorithm, gate
     )
     assert out.returncode == 1, out.stdout + out.stderr
     assert f"FAILED {gate}: {algorithm}" in out.stdout
+
+
+def test_the_discrete_minibatch_gibbs_family_verifies(tmp_path):
+    """003 on factor graphs: tiny graphs (exact kernels, Thm. 1/2) and a Potts grid."""
+    names = ("gibbs", "poisson-gibbs", "poisson-mh", "min-gibbs", "mgpmh", "double-min-gibbs")
+    out = harness(
+        "verify",
+        *(arg for name in names for arg in ("--algorithm", name)),
+        *("--impl", "all", "--out", str(tmp_path / "run"), "--no-progress"),
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    for gate in ("invariance", "spectral-gap", "chi-square-thinned", "marginal-symmetry"):
+        assert f" {gate} " in out.stdout
+
+
+@pytest.mark.parametrize("algorithm", ["broken-pg-no-phi-rate", "broken-pg-no-multiplicity"])
+def test_planted_poisson_gibbs_bugs_fail_the_invariance_gate(tmp_path, algorithm):
+    out = harness(
+        "verify",
+        *("--plugin", BROKEN_GIBBS, "--algorithm", algorithm),
+        *("--out", str(tmp_path / "r"), "--no-progress"),
+    )
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert f"FAILED invariance: {algorithm}" in out.stdout
 
 
 @pytest.mark.parametrize(

@@ -33,8 +33,10 @@ def spec(request):
 
 
 @pytest.fixture
-def target(spec, small_discrete, small_trunc, small_posterior):
-    return target_for(spec.target_kinds[0], small_discrete, small_trunc, small_posterior)
+def target(spec, small_discrete, small_trunc, small_posterior, small_factor_graph):
+    return target_for(
+        spec.target_kinds[0], small_discrete, small_trunc, small_posterior, small_factor_graph
+    )
 
 
 def test_same_seed_same_output(spec, target):
@@ -118,4 +120,8 @@ def test_numba_compiles_once_per_signature(spec, target):
         _draw(spec, "numba", target, 7, 2, params)
         _draw(spec, "numba", target, 9, 3, params)
     assert [len(k.signatures) for k in spec.kernels] == counts
-    assert all(c == 1 for c in counts), f"kernels compiled {counts} times"
+    # A kernel that serves another target kind (e.g. racing-normal's ragged one) may stay
+    # uncompiled here; none may compile twice, and at least one must have run.
+    assert all(c <= 1 for c in counts) and any(c == 1 for c in counts), (
+        f"kernels compiled {counts} times"
+    )

@@ -1,0 +1,247 @@
+"""Continuous pairwise factor graphs on [a, b]^n (003_07f92522b9b1c588.txt, Sec. 3 and 4.2).
+
+pi(x) ∝ exp(U(x)), U(x) = sum_phi phi(x), x in [a, b]^n. Every factor touches an ordered pair of
+distinct variables (u, w) = (x[scopes[f, 0]], x[scopes[f, 1]]) and is bilinear:
+
+    phi_f(u, w) = c0 + c1 u + c2 w + c3 u w,   coefs[f] = (c0, c1, c2, c3).
+
+Bilinear factors cover 003's continuous spin model (beta A_ij (x_i x_j + 1)) and keep the bound
+check exact: a bilinear function on a rectangle takes its extremes at the four corners, so
+0 <= phi <= M_phi is verified there. The adjacency (CSR), ``L``, ``psi``, ``delta`` and the alias
+tables over M_phi are built exactly as in :mod:`harness.targets.factor_graph`, so the Poisson
+counts of Statement 1 are drawn the same way as on discrete graphs.
+
+Ground truth for tiny graphs (n <= 3): :meth:`bin_probabilities` integrates the joint over a grid
+of boxes by tensor Gauss-Legendre quadrature, and :meth:`exact_draws` draws from the joint by
+rejection against the bound exp(psi).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from harness.targets.factor_graph import _alias_table, _check_scopes, _readonly
+
+#: Quadrature / rejection ground truth only for tiny graphs.
+MAX_QUADRATURE_VARS = 3
+MAX_EXACT_PSI = 20.0
+
+
+def bilinear(c0: float, c1: float, c2: float, c3: float, u: float, w: float) -> float:
+    """phi(u, w) in the one fixed evaluation order the samplers (Python and Numba) also use."""
+    return c0 + c1 * u + c2 * w + c3 * u * w
+
+
+@dataclass(frozen=True, eq=False)
+class ContinuousFactorGraphTarget:
+    """pi(x) ∝ exp(sum_f phi_f(x[scopes[f, 0]], x[scopes[f, 1]])) over [a, b]^n_vars."""
+
+    n_vars: int
+    a: float
+    b: float
+    scopes: np.ndarray
+    coefs: np.ndarray
+    M: np.ndarray
+    name: str = "continuous-factor-graph"
+    meta: dict = field(default_factory=dict)
+    kind: ClassVar[str] = "factor-graph-continuous"
+
+    adj_indptr: np.ndarray = field(init=False, repr=False)
+    adj_factors: np.ndarray = field(init=False, repr=False)
+    adj_pos: np.ndarray = field(init=False, repr=False)
+    adj_other: np.ndarray = field(init=False, repr=False)
+    m_sum: np.ndarray = field(init=False, repr=False)
+    alias_prob: np.ndarray = field(init=False, repr=False)
+    alias_idx: np.ndarray = field(init=False, repr=False)
+    L: float = field(init=False)
+    psi: float = field(init=False)
+    delta: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        n = self.n_vars
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 2:
+            raise ValueError(f"n_vars = {n!r}; valid: an integer >= 2 (a factor needs a pair)")
+        a, b = self.a, self.b
+        for label, v in (("a", a), ("b", b)):
+            if isinstance(v, bool) or not isinstance(v, int | float | np.number):
+                raise ValueError(f"{label} = {v!r}; valid: a finite number")
+            if not math.isfinite(float(v)):
+                raise ValueError(f"{label} = {v!r}; valid: a finite number")
+        if not float(a) < float(b):
+            raise ValueError(f"domain [a, b] = [{a!r}, {b!r}]; valid: a < b")
+        scopes = np.array(self.scopes, dtype=np.int64, order="C")
+        coefs = np.array(self.coefs, dtype=np.float64, order="C")
+        M = np.array(self.M, dtype=np.float64, order="C")
+        if scopes.size == 0:
+            raise ValueError("scopes is empty (a graph with no factors); valid: >= 1 factor")
+        _check_scopes(scopes, int(n))
+        nf = scopes.shape[0]
+        if coefs.shape != (nf, 4):
+            raise ValueError(f"coefs has shape {coefs.shape}; valid: {(nf, 4)} (c0, c1, c2, c3)")
+        if M.shape != (nf,):
+            raise ValueError(f"M has shape {M.shape}; valid: ({nf},), one bound per factor")
+        object.__setattr__(self, "n_vars", int(n))
+        object.__setattr__(self, "a", float(a))
+        object.__setattr__(self, "b", float(b))
+        self._check_bounds(coefs, M)
+        for name, arr in (("scopes", scopes), ("coefs", coefs), ("M", M)):
+            object.__setattr__(self, name, _readonly(arr))
+        self._build_adjacency()
+
+    def _check_bounds(self, coefs: np.ndarray, M: np.ndarray) -> None:
+        corners = [(u, w) for u in (self.a, self.b) for w in (self.a, self.b)]
+        for f, (c, m) in enumerate(zip(coefs.tolist(), M.tolist(), strict=True)):
+            if not (math.isfinite(m) and m > 0.0) or not all(math.isfinite(v) for v in c):
+                raise ValueError(f"factor {f}: M = {m!r}, coefs = {c}; valid: finite, M > 0")
+            vals = [bilinear(*c, u, w) for u, w in corners]
+            if min(vals) < 0.0 or max(vals) > m:
+                raise ValueError(
+                    f"factor {f} ranges over [{min(vals)!r}, {max(vals)!r}] on the domain; "
+                    f"valid: within [0, M[{f}]] = [0, {m!r}]"
+                )
+
+    def _build_adjacency(self) -> None:
+        # Same layout as FactorGraphTarget, so the Poisson-count code reads the same arrays.
+        n = self.n_vars
+        lists: list[list[tuple[int, int, int]]] = [[] for _ in range(n)]
+        for f, (u, w) in enumerate(self.scopes.tolist()):
+            lists[u].append((f, 0, w))
+            lists[w].append((f, 1, u))
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        indptr[1:] = np.cumsum([len(lst) for lst in lists])
+        flat = [t for lst in lists for t in lst]
+        Ml = self.M.tolist()
+        m_sum = np.array([math.fsum(Ml[f] for f, _, _ in lst) for lst in lists])
+        prob: list[float] = []
+        alias: list[int] = []
+        for lst in lists:
+            if lst:
+                p, q = _alias_table([Ml[f] for f, _, _ in lst])
+                prob += p
+                alias += q
+        derived = {
+            "adj_indptr": indptr,
+            "adj_factors": np.array([t[0] for t in flat], dtype=np.int64),
+            "adj_pos": np.array([t[1] for t in flat], dtype=np.int64),
+            "adj_other": np.array([t[2] for t in flat], dtype=np.int64),
+            "m_sum": m_sum,
+            "alias_prob": np.array(prob, dtype=np.float64),
+            "alias_idx": np.array(alias, dtype=np.int64),
+        }
+        for name, arr in derived.items():
+            object.__setattr__(self, name, _readonly(arr))
+        object.__setattr__(self, "L", float(m_sum.max()))
+        object.__setattr__(self, "psi", math.fsum(Ml))
+        object.__setattr__(self, "delta", int(np.diff(indptr).max()))
+
+    @property
+    def n_factors(self) -> int:
+        return int(self.scopes.shape[0])
+
+    def log_unnormalised(self, x: np.ndarray) -> np.ndarray:
+        """U(x) for x of shape (..., n_vars) (vectorised, for quadrature and tests)."""
+        x = np.asarray(x, dtype=np.float64)
+        u = x[..., self.scopes[:, 0]]
+        w = x[..., self.scopes[:, 1]]
+        c = self.coefs
+        return np.sum(c[:, 0] + c[:, 1] * u + c[:, 2] * w + c[:, 3] * u * w, axis=-1)
+
+    def _check_tiny(self) -> None:
+        if self.n_vars > MAX_QUADRATURE_VARS:
+            raise ValueError(
+                f"n_vars = {self.n_vars}; valid for quadrature ground truth: <= "
+                f"{MAX_QUADRATURE_VARS}"
+            )
+
+    def bin_probabilities(self, n_bins: int = 4, n_points: int = 12) -> np.ndarray:
+        """pi of each box of an n_bins^n grid over [a, b]^n (shape (n_bins,) * n), by tensor
+        Gauss-Legendre with n_points nodes per box side. The log-density is a polynomial of
+        degree <= 2 per variable times exp, so a dozen nodes per box is exact to ~1e-14."""
+        self._check_tiny()
+        t, wt = np.polynomial.legendre.leggauss(n_points)
+        edges = np.linspace(self.a, self.b, n_bins + 1)
+        h = np.diff(edges)
+        pts = (edges[:-1, None] + 0.5 * h[:, None] * (t[None, :] + 1.0)).ravel()
+        w1 = (0.5 * h[:, None] * wt[None, :]).ravel()
+        n = self.n_vars
+        grids = np.meshgrid(*([pts] * n), indexing="ij")
+        lu = self.log_unnormalised(np.stack(grids, axis=-1))
+        weights = np.ones_like(lu)
+        for d in range(n):
+            shape = [1] * n
+            shape[d] = -1
+            weights = weights * w1.reshape(shape)
+        mass = weights * np.exp(lu - lu.max())
+        mass = mass.reshape((n_bins, n_points) * n)
+        mass = mass.sum(axis=tuple(range(1, 2 * n, 2)))
+        return mass / mass.sum()
+
+    def exact_draws(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """n independent draws from pi: uniform proposals on the box, accepted with
+        probability exp(U(x) - psi) (U <= psi). Expected cost exp(psi) / E[exp(U - psi)]."""
+        self._check_tiny()
+        if self.psi > MAX_EXACT_PSI:
+            raise ValueError(f"psi = {self.psi!r}; valid for exact draws: <= {MAX_EXACT_PSI}")
+        out = np.empty((0, self.n_vars))
+        while out.shape[0] < n:
+            x = self.a + (self.b - self.a) * rng.random((4 * n, self.n_vars))
+            keep = rng.random(4 * n) < np.exp(self.log_unnormalised(x) - self.psi)
+            out = np.concatenate([out, x[keep]])
+        return out[:n]
+
+
+def continuous_spin_target(
+    A: np.ndarray, beta: float = 1.0, name: str = "continuous-spin"
+) -> ContinuousFactorGraphTarget:
+    """003, Sec. 4.2: U(x) = sum_{i<j} beta A_ij (x_i x_j + 1) on [0, 1]^n, one factor per pair
+    with A_ij > 0; phi lies in [beta A_ij, 2 beta A_ij], so M_ij = 2 beta A_ij."""
+    A = np.asarray(A, dtype=np.float64)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"A has shape {A.shape}; valid: a square interaction matrix")
+    if not np.array_equal(A, A.T) or np.any(A < 0) or not np.isfinite(A).all():
+        raise ValueError("A must be symmetric, finite and >= 0 (interaction strengths A_ij)")
+    if not (math.isfinite(beta) and beta > 0):
+        raise ValueError(f"beta = {beta!r}; valid: a finite number > 0")
+    i, j = np.nonzero(np.triu(A, k=1))
+    w = beta * A[i, j]
+    coefs = np.stack([w, np.zeros_like(w), np.zeros_like(w), w], axis=1)
+    return ContinuousFactorGraphTarget(
+        int(A.shape[0]), 0.0, 1.0, np.stack([i, j], axis=1), coefs, 2.0 * w, name=name,
+        meta={"beta": beta},
+    )  # fmt: skip
+
+
+def continuous_spin_grid(side: int, beta: float = 1.0, scale: float = 0.4):
+    """A side x side grid, fully connected, A_ij = exp(-scale ||p_i - p_j||^2). 003 does not
+    state A; scale 0.4 on 20x20 reproduces its L = 13.71 (notes-minibatch-gibbs.md, Sec. 10)."""
+    if isinstance(side, bool) or not isinstance(side, int) or side < 2:
+        raise ValueError(f"side = {side!r}; valid: an integer >= 2")
+    p = np.indices((side, side)).reshape(2, -1).T.astype(np.float64)
+    A = np.exp(-scale * ((p[:, None, :] - p[None, :, :]) ** 2).sum(axis=-1))
+    np.fill_diagonal(A, 0.0)
+    return continuous_spin_target(A, beta, name=f"continuous-spin-{side}x{side}-beta{beta:g}")
+
+
+def tiny_continuous_graph(
+    strength: float = 2.0, a: float = 0.0, b: float = 1.0
+) -> ContinuousFactorGraphTarget:
+    """A 3-variable triangle for quadrature tests, with factors that are not symmetric in
+    (u, w) and couple with both signs, so conditionals are skewed and differ per variable."""
+    s = strength
+    scopes = [(0, 1), (1, 2), (0, 2)]
+    # Each row: c0 + c1 u + c2 w + c3 u w, shifted per domain below to be >= 0.
+    raw = [(0.0, 0.5 * s, 0.0, s), (0.0, 0.0, 0.3 * s, -s), (0.0, -0.4 * s, 0.2 * s, 0.8 * s)]
+    coefs, M = [], []
+    corners = [(u, w) for u in (a, b) for w in (a, b)]
+    for c in raw:
+        c0 = c[0] - min(bilinear(*c, u, w) for u, w in corners)
+        # Re-evaluate after the shift: rounding may leave a corner a few ulps below 0.
+        lo = min(bilinear(c0, *c[1:], u, w) for u, w in corners)
+        c0 -= min(lo, 0.0)
+        coefs.append((c0, c[1], c[2], c[3]))
+        M.append(max(bilinear(c0, *c[1:], u, w) for u, w in corners))
+    return ContinuousFactorGraphTarget(3, a, b, scopes, coefs, M, name=f"tiny-continuous-{s:g}")
