@@ -217,6 +217,12 @@ def _parser() -> argparse.ArgumentParser:
     spd.add_argument("--draws", type=int, default=20, help="draws per timed call")
     spd.add_argument("--repeat", type=int, default=7, help="timed calls per implementation")
     spd.add_argument("--json", type=Path, default=None, help="also write the result as JSON")
+    spd.add_argument(
+        "--degree-scaling",
+        action="store_true",
+        help="instead: Gibbs vs Poisson-Gibbs time per step on complete graphs of degree 40 and "
+        "400 at fixed L = 2 (003 Statement 1: Poisson-Gibbs costs O(lam + L), not O(degree))",
+    )
     _add_reproduce(sub)
     return p
 
@@ -447,6 +453,14 @@ def _cmd_draw(args: argparse.Namespace) -> int:
 def _cmd_speed(args: argparse.Namespace) -> int:
     from harness.speed import format_speed, parse_size, speed_ratios
 
+    if args.degree_scaling:
+        from harness.speed import degree_scaling, format_degree_scaling
+
+        result = degree_scaling([40, 400], repeat=max(args.repeat, 3))
+        print(format_degree_scaling(result))
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=2))
+        return 0
     sizes = [parse_size(s) for s in args.size] or [(10, 100_000), (1000, 100)]
     result = speed_ratios(
         args.algorithm or ["gumbel-max", "cdf-inversion"], sizes, args.draws, args.repeat

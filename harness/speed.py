@@ -81,3 +81,71 @@ def format_speed(result: dict[str, Any]) -> str:
             f"{r['numba_s_per_draw']:>13.3e} {r['ratio_median']:>8.1f}  [{lo:.1f}, {hi:.1f}]"
         )
     return "\n".join(lines)
+
+
+def _uniform_potts(n: int, L: float, beta: float = 1.0, D: int = 4) -> Any:
+    """A complete graph whose every variable has degree n - 1 and the same L = beta sum_j A_ij."""
+    from harness.targets.factor_graph import potts_target
+
+    A = np.full((n, n), L / (beta * (n - 1)))
+    np.fill_diagonal(A, 0.0)
+    return potts_target(A, beta, D, name=f"uniform-potts-n{n}")
+
+
+def degree_scaling(
+    degrees: list[int], L: float = 2.0, steps: int = 20_000, repeat: int = 5
+) -> dict[str, Any]:
+    """003, Statement 1: a Poisson-Gibbs step costs O(lam + L), not O(degree).
+
+    On complete graphs of growing degree with L held fixed, time Gibbs and Poisson-Gibbs
+    (lam = L^2, Numba) side by side, alternating within each repeat; report the median time per
+    step and factors per step, and each one's time relative to the smallest degree.
+    """
+    if len(degrees) < 2 or min(degrees) < 2:
+        raise ValueError(f"degrees = {degrees}; valid: at least two degrees, each >= 2")
+    if steps < 1 or repeat < 3:
+        raise ValueError(f"steps = {steps}, repeat = {repeat}; valid: steps >= 1, repeat >= 3")
+    registry = build_registry()
+    algorithms = {"gibbs": {}, "poisson-gibbs": {"lam": L * L}}
+    rows = []
+    for degree in sorted(degrees):
+        target = _uniform_potts(degree + 1, L)
+        times: dict[str, list[float]] = {a: [] for a in algorithms}
+        factors: dict[str, float] = {}
+        for name, params in algorithms.items():  # compile and warm
+            sample(registry.get(name), "numba", target, 10, np.random.default_rng(0), **params)
+        for r in range(repeat):
+            for name, params in algorithms.items():
+                rng = np.random.default_rng(r)
+                t0 = time.perf_counter()
+                chain = sample(registry.get(name), "numba", target, steps, rng, **params)
+                times[name].append((time.perf_counter() - t0) / steps)
+                factors[name] = float(np.mean(chain.extras["factors_per_step"]))
+        for name in algorithms:
+            rows.append(
+                {
+                    "algorithm": name,
+                    "degree": degree,
+                    "L": float(target.L),
+                    "s_per_step": float(np.median(times[name])),
+                    "factors_per_step": factors[name],
+                }
+            )
+    for name in algorithms:
+        mine = [r for r in rows if r["algorithm"] == name]
+        for r in mine:
+            r["time_vs_smallest_degree"] = r["s_per_step"] / mine[0]["s_per_step"]
+    return {"rows": rows, "repeat": repeat, "steps": steps}
+
+
+def format_degree_scaling(result: dict[str, Any]) -> str:
+    lines = [
+        f"{'algorithm':<14} {'degree':>7} {'L':>6} {'us/step':>9} {'factors/step':>13} "
+        f"{'time vs smallest':>17}"
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"{r['algorithm']:<14} {r['degree']:>7} {r['L']:>6.2f} {1e6 * r['s_per_step']:>9.2f} "
+            f"{r['factors_per_step']:>13.1f} {r['time_vs_smallest_degree']:>17.2f}"
+        )
+    return "\n".join(lines)
