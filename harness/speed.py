@@ -27,6 +27,25 @@ def parse_size(text: str) -> tuple[int, int]:
     return d, n
 
 
+def _speed_targets(spec: Any, sizes: list[tuple[int, int]]) -> list[tuple[Any, Any, Any]]:
+    """(D, N, target) to time on: synthetic rewards of each size for discrete samplers, else
+    the first quick verification problem of the sampler's target kind."""
+    if "discrete" in spec.target_kinds:
+        return [
+            (D, N, synthetic_rewards(D, N, "normal", 1.0, np.random.default_rng(0)))
+            for D, N in sizes
+        ]
+    from harness.targets.catalog import build_target, problems
+
+    kind = spec.target_kinds[0]
+    found = problems(kind, "quick")
+    if not found:
+        raise ValueError(f"no verification problem of kind {kind!r} to time {spec.name!r} on")
+    target = build_target(found[0].name)
+    size = getattr(target, "N", getattr(target, "n_vars", "-"))
+    return [(getattr(target, "D", "-"), size, target)]
+
+
 def speed_ratios(
     algorithms: list[str], sizes: list[tuple[int, int]], draws: int, repeat: int
 ) -> dict[str, Any]:
@@ -36,12 +55,9 @@ def speed_ratios(
     rows = []
     for name in algorithms:
         spec = registry.get(name)
-        if "discrete" not in spec.target_kinds:
-            raise ValueError(
-                f"speed compares on discrete problems; {name!r} takes {spec.target_kinds}"
-            )
-        for D, N in sizes:
-            target = synthetic_rewards(D, N, "normal", 1.0, np.random.default_rng(0))
+        if not {"reference", "numba"} <= set(spec.implementations):
+            raise ValueError(f"{name!r} has implementations {list(spec.implementations)}")
+        for D, N, target in _speed_targets(spec, sizes):
             sample(spec, "numba", target, 1, np.random.default_rng(0))  # compile and warm
             ref, fast = [], []
             for r in range(repeat):
