@@ -353,6 +353,10 @@ def gates_for(
     alpha: float,
     params: Mapping[str, Any] | None = None,
 ) -> list[GateResult]:
+    if spec.entry == "run_chain" and target.kind == "factor-graph-continuous":
+        from harness.gates.continuous_chain import continuous_factor_graph_gates
+
+        return continuous_factor_graph_gates(spec, target, draws, alpha, params or {})
     if spec.entry == "run_chain" and target.kind == "factor-graph":
         return factor_graph_gates(spec, target, draws, alpha, params or {})
     if spec.entry == "run_chain":

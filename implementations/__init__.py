@@ -2,6 +2,7 @@
 
 from implementations.gumbel import GUMBEL_FAMILY
 from implementations.minibatch_gibbs import MINIBATCH_GIBBS_FAMILY
+from implementations.minibatch_gibbs.continuous import CONTINUOUS_FAMILY
 from implementations.racing import RACING_FAMILY
 
-FAMILIES = [GUMBEL_FAMILY, RACING_FAMILY, MINIBATCH_GIBBS_FAMILY]
+FAMILIES = [GUMBEL_FAMILY, RACING_FAMILY, MINIBATCH_GIBBS_FAMILY, CONTINUOUS_FAMILY]

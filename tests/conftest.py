@@ -5,6 +5,7 @@ import pytest
 
 from harness.registry import build_registry
 from harness.targets.continuous import TruncatedGumbelTarget
+from harness.targets.continuous_factor_graph import tiny_continuous_graph
 from harness.targets.discrete import synthetic_rewards
 from harness.targets.factor_graph import random_factor_graph
 from harness.targets.posterior import studentt_posterior
@@ -40,8 +41,22 @@ def small_factor_graph():
     return random_factor_graph(4, 2, np.random.default_rng(13))
 
 
-def target_for(kind, small_discrete, small_trunc, small_posterior=None, small_factor_graph=None):
+@pytest.fixture(scope="session")
+def small_continuous_graph():
+    return tiny_continuous_graph()
+
+
+def target_for(
+    kind,
+    small_discrete,
+    small_trunc,
+    small_posterior=None,
+    small_factor_graph=None,
+    small_continuous_graph=None,
+):
     targets = {"discrete": small_discrete, "continuous-1d": small_trunc}
+    if small_continuous_graph is not None:
+        targets["factor-graph-continuous"] = small_continuous_graph
     if small_posterior is not None:
         targets["posterior-1d"] = small_posterior
     if small_factor_graph is not None:

@@ -65,6 +65,12 @@ def _potts(side: int, beta: float, D: int) -> Any:
     return potts_grid(side, beta, D)
 
 
+def _continuous(which: str) -> Any:
+    from harness.targets.continuous_factor_graph import continuous_spin_grid, tiny_continuous_graph
+
+    return tiny_continuous_graph() if which == "tiny" else continuous_spin_grid(4)
+
+
 def _trunc(phi: float, b: float) -> Callable[[], Any]:
     return lambda: TruncatedGumbelTarget(phi, b)
 
@@ -109,6 +115,10 @@ PROBLEMS: tuple[Problem, ...] = (
     Problem("fg-random-n4-D2", "factor-graph", _factor_graph(4, 2, 11)),
     Problem("fg-random-n3-D3", "factor-graph", _factor_graph(3, 3, 12)),
     Problem("potts-grid-5x5-D3-beta1", "factor-graph", lambda: _potts(5, 1.0, 3)),
+    # Continuous factor graphs (003 Sec. 3, 4.2): a tiny graph with a quadrature joint, and a
+    # small continuous-spin grid checked through its exact truncated-exponential conditionals.
+    Problem("cfg-tiny-n3", "factor-graph-continuous", lambda: _continuous("tiny")),
+    Problem("continuous-spin-4x4", "factor-graph-continuous", lambda: _continuous("spin")),
     Problem("truncgumbel-phi0-b1", "continuous-1d", _trunc(0.0, 1.0)),
     Problem("truncgumbel-phi0-b-3", "continuous-1d", _trunc(0.0, -3.0)),
     Problem("truncgumbel-phi2-b8", "continuous-1d", _trunc(2.0, 8.0), levels=("full",)),

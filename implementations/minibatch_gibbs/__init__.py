@@ -3,8 +3,7 @@
 ``MINIBATCH_GIBBS_FAMILY`` is collected by ``implementations.FAMILIES``. Specs with an exact
 transition matrix on tiny graphs (``exact.py``) declare it, so verification checks pi P = pi and
 detailed balance, and the spectral gap against 003's Thm. 1 or 2 where they apply. The
-continuous-variable samplers (``continuous.py``) are not registered yet: no gate or problem
-covers continuous factor graphs.
+continuous-variable samplers are listed in ``continuous.CONTINUOUS_FAMILY``.
 """
 
 import math

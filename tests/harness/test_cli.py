@@ -126,6 +126,29 @@ def test_the_discrete_minibatch_gibbs_family_verifies(tmp_path):
         assert f" {gate} " in out.stdout
 
 
+def test_the_continuous_minibatch_gibbs_samplers_verify(tmp_path):
+    """003 Sec. 3: rejection, ITS and DA samplers, plain and Poisson, on continuous graphs."""
+    names = ("gibbs-rejection", "pg-rejection", "gibbs-its", "pgits", "gibbs-da", "pgda")
+    out = harness(
+        "verify",
+        *(arg for name in names for arg in ("--algorithm", name)),
+        *("--impl", "numba", "--out", str(tmp_path / "run"), "--no-progress"),
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    for gate in ("chi-square-thinned", "conditional-pit", "ess"):
+        assert f" {gate} " in out.stdout
+
+
+def test_pgda_without_its_mh_correction_fails(tmp_path):
+    out = harness(
+        "verify",
+        *("--plugin", BROKEN_GIBBS, "--algorithm", "broken-pgda-no-mh"),
+        *("--out", str(tmp_path / "r"), "--no-progress"),
+    )
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "FAILED chi-square-thinned: broken-pgda-no-mh" in out.stdout
+
+
 @pytest.mark.parametrize("algorithm", ["broken-pg-no-phi-rate", "broken-pg-no-multiplicity"])
 def test_planted_poisson_gibbs_bugs_fail_the_invariance_gate(tmp_path, algorithm):
     out = harness(

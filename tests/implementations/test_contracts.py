@@ -33,9 +33,16 @@ def spec(request):
 
 
 @pytest.fixture
-def target(spec, small_discrete, small_trunc, small_posterior, small_factor_graph):
+def target(
+    spec, small_discrete, small_trunc, small_posterior, small_factor_graph, small_continuous_graph
+):
     return target_for(
-        spec.target_kinds[0], small_discrete, small_trunc, small_posterior, small_factor_graph
+        spec.target_kinds[0],
+        small_discrete,
+        small_trunc,
+        small_posterior,
+        small_factor_graph,
+        small_continuous_graph,
     )
 
 

@@ -83,3 +83,27 @@ for name, fn, variant in (
             exact_kernel=_kernel(variant),
         )
     )
+
+
+def pgda_without_mh(target, n_steps, rng, x0=None, lam=4.0):
+    """Bug: PGDA (003, Alg. 3) at degree k = 1 without its MH correction."""
+    from implementations.minibatch_gibbs.continuous_reference import run
+
+    return run(target, n_steps, rng, x0, "da", True, lam=lam, m=2, k=1, mh=False)
+
+
+harness.register(
+    harness.AlgorithmSpec(
+        name="broken-pgda-no-mh",
+        family="negative-controls",
+        paper="negative control",
+        guarantee="mcmc",
+        entry="run_chain",
+        target_kinds=("factor-graph-continuous",),
+        implementations={"reference": pgda_without_mh},
+        params=(Param("lam", 4.0, low=0.0, low_inclusive=False),),
+        splittable=False,
+        summary=pgda_without_mh.__doc__ or "",
+        checks=(Check(problems=("cfg-tiny-n3",)),),
+    )
+)
