@@ -14,12 +14,13 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # The main job: a verification run of every registered algorithm, the quick reproductions of
-# the paper experiments (racing-synthetic: 000 Fig. 1; racing-arch: 000 Sec. 5.2; minutes each),
+# the paper experiments (racing-synthetic: 000 Fig. 1; racing-arch: 000 Sec. 5.2; potts: 003
+# Sec. 4.1; minibatch-gap: 003 Thm. 1-2; continuous-spin: 003 Sec. 4.2; minutes each),
 # then one HTML report of all. The report is written even when a gate fails; the exit code is
 # the verification's, unless a reproduction itself could not run (then its code, so that a
 # crash is never hidden). Same code and settings resume the previous run; otherwise it is moved
 # aside, never deleted.
-EXPERIMENTS := racing-synthetic racing-arch
+EXPERIMENTS := racing-synthetic racing-arch potts minibatch-gap continuous-spin
 run: $(STAMP)
 	$(BIN)/harness verify --impl all --out $(RUN_DIR) --move-stale; rc=$$?; \
 	erc=0; dirs="$(RUN_DIR)"; \

@@ -59,6 +59,14 @@ racing-arch (000_26bed7cc1ef3ab92.txt, Sec. 5.2), on SIMULATED ARCH(10) returns 
   quick: N=3000 terms, 3 chains x 4000 sweeps (about a minute). full: N=13000, 5 chains x 1e5.
   --part and --workers do not apply.
 
+potts (003_07f92522b9b1c588.txt, Sec. 4.1): 20x20 Potts, D = 10, beta = 4.6, L = 5.09;
+  Gibbs, Poisson-Gibbs (lam = 0.1, 1, 5 L^2), DoubleMIN-Gibbs (lam2 = L^2, 1e4 L^2): marginal
+  error against iterations and time, factors per iteration beside the paper's 7, 28, 132.
+minibatch-gap (003, Thm. 1 and 2): exact spectral gaps on tiny graphs over a lam grid against
+  the theorems' bounds, and gaps estimated from chains on a Potts grid.
+continuous-spin (003, Sec. 4.2): 20x20 continuous spin, L = 13.71, lam = L^2, m = 3, k = 10;
+  PGITS and PGDA against a long Gibbs-ITS run by symmetric KL, factors per iteration vs 190.
+
 output (--out, default reports/EXPERIMENT-LEVEL):
   experiment.json  the settings; a directory made with other settings is refused
   records.jsonl    one JSON line per finished setting (type "error" or "speed")
@@ -230,8 +238,7 @@ def _parser() -> argparse.ArgumentParser:
 def _add_reproduce(sub: argparse._SubParsersAction) -> None:
     rep = sub.add_parser(
         "reproduce",
-        help="reproduce a paper experiment (racing-synthetic: 000 Fig. 1; racing-arch: 000 "
-        "Sec. 5.2) into a directory",
+        help="reproduce a paper experiment (see EXPERIMENT below) into a directory",
         description="Rerun a paper experiment, record every setting, write an HTML report.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=EPILOG_REPRODUCE,
@@ -239,7 +246,8 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
     rep.add_argument(
         "experiment",
         metavar="EXPERIMENT",
-        help="racing-synthetic (000, Fig. 1) or racing-arch (000, Sec. 5.2, simulated data)",
+        help="racing-synthetic (000 Fig. 1), racing-arch (000 Sec. 5.2, simulated data), potts "
+        "(003 Sec. 4.1), minibatch-gap (003 Thm. 1-2) or continuous-spin (003 Sec. 4.2)",
     )
     rep.add_argument(
         "--level",

@@ -255,7 +255,7 @@ def _full(seed: int) -> MinibatchGapConfig:
         graphs=graphs,
         lam_over_L=LAM_OVER_L,
         lam_over_L2=(0.5, 1.0, 2.0, 4.0, 8.0),
-        max_grid=3e6,
+        max_grid=3e5,  # 3e6 reached a 4-variable D = 3 graph at lam = 16 L: minutes per point
         chains=chains,
         notes=(
             "full level: six graphs (n = 3-4, D = 2-3, L in 1-4); chains of 2e6 (tiny graph) "

@@ -180,7 +180,9 @@ def poisson_mh_matrix(target: FactorGraphTarget, lam: float, tail: float = 1e-15
             acc = weight @ np.minimum(1.0, np.exp(Us - Us[:, cur : cur + 1]))
             acc[cur] = 0.0
             np.add.at(P[a], _move_targets(target, x, i), q * acc)
-        P[a, a] += 1.0 - P[a].sum()
+        # At large lam the acceptance sums can exceed 1 by rounding (~1e-14): clip at 0 so the
+        # matrix stays a stochastic matrix; the row sum is then off by that rounding only.
+        P[a, a] = max(P[a, a] + 1.0 - P[a].sum(), 0.0)
     return ExactKernel(P, worst)
 
 
