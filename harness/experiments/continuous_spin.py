@@ -15,7 +15,6 @@ One record per finished chain lands in OUT/records.jsonl; a resumed run skips wh
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
 import sys
 import time
@@ -31,10 +30,13 @@ from tqdm import tqdm
 
 from harness.experiments.store import (
     RECORDS_FILE,
+    RunSummary,
     append_record,
+    check_run_args,
     load_records,
     open_experiment,
     repair_records,
+    spawn_key,
 )
 from harness.registry import build_registry
 from harness.results import provenance
@@ -275,12 +277,6 @@ def checkpoints(n_steps: int, count: int) -> tuple[int, ...]:
     return tuple(sorted(set(np.rint(grid).astype(int).tolist()) | {n_steps}))
 
 
-def _spawn_key(label: str) -> tuple[int, ...]:
-    """Two 32-bit words of SHA-256(label): one stream per chain, whatever the order of runs."""
-    digest = hashlib.sha256(label.encode()).digest()
-    return (int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:8], "little"))
-
-
 @lru_cache(maxsize=2)
 def build_target(side: int, beta: float, scale: float) -> ContinuousFactorGraphTarget:
     return continuous_spin_grid(side, beta, scale)
@@ -396,7 +392,7 @@ def _run_chunks(
     target = build_target(s.side, s.beta, s.scale)
     kernel = _kernels()[s.algorithm]
     params = s.params(target.L)
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=_spawn_key(s.key)))
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=spawn_key(s.key)))
     counts = np.zeros((target.n_vars, s.n_bins), dtype=np.int64)
     x = np.zeros(target.n_vars)
     sums: dict[str, float] = {}
@@ -449,7 +445,7 @@ def run_reference(s: RunSetting, seed: int) -> ReferenceRecord:
         sampler_s=times[-1],
         wall_s=time.perf_counter() - t_start,
         seed=seed,
-        spawn_key=_spawn_key(s.key),
+        spawn_key=spawn_key(s.key),
         code=provenance()["source_digest"],
     )
 
@@ -493,29 +489,9 @@ def run_chain_setting(s: RunSetting, seed: int, reference: dict[str, Any]) -> Ch
         chunks=chunks,
         wall_s=time.perf_counter() - t_start,
         seed=seed,
-        spawn_key=_spawn_key(s.key),
+        spawn_key=spawn_key(s.key),
         code=provenance()["source_digest"],
     )
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    """What one invocation did; the records themselves are in OUT/records.jsonl."""
-
-    out: str
-    planned: int
-    already_done: int
-    ran: int
-    skipped_by_rule: int
-    wall_s: float
-    speed: tuple[dict[str, Any], ...]
-
-
-def _check_run_args(part: str, workers: int) -> None:
-    if part != "all":
-        raise ValueError(f"--part {part!r} is invalid; valid: all")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"--workers = {workers!r} is invalid; valid: an integer >= 1")
 
 
 def run(
@@ -531,7 +507,7 @@ def run(
     The reference runs first, alone; ``workers`` > 1 then runs the compared chains in parallel
     processes: faster, but their timings share the CPU (keep 1 for the wall-time figure).
     """
-    _check_run_args(part, workers)
+    check_run_args(part, workers)
     t0 = time.perf_counter()
     out = Path(out)
     open_experiment(out, config.manifest())

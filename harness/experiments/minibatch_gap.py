@@ -22,7 +22,6 @@ label-switching mode, hence the second observable, the fraction of variables equ
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
 import sys
 import time
@@ -37,10 +36,13 @@ from scipy.stats import poisson
 
 from harness.experiments.store import (
     RECORDS_FILE,
+    RunSummary,
     append_record,
+    check_run_args,
     load_records,
     open_experiment,
     repair_records,
+    spawn_key,
 )
 from harness.gates.mcmc import spectral_gap
 from harness.registry import build_registry
@@ -343,14 +345,8 @@ def grid_size(target: FactorGraphTarget, lam: float, tail: float) -> float:
 # ---------------------------------------------------------------- targets
 
 
-def _spawn_key(label: str) -> tuple[int, ...]:
-    """Two 32-bit words of SHA-256(label): a stable stream per setting, whatever the order."""
-    digest = hashlib.sha256(label.encode()).digest()
-    return (int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:8], "little"))
-
-
 def _rng(seed: int, label: str) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=_spawn_key(label)))
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=spawn_key(label)))
 
 
 @lru_cache(maxsize=16)
@@ -634,26 +630,6 @@ def _exact_comparison(
 # ---------------------------------------------------------------- run
 
 
-@dataclass(frozen=True)
-class RunSummary:
-    """What one invocation did; the records themselves are in OUT/records.jsonl."""
-
-    out: str
-    planned: int
-    already_done: int
-    ran: int
-    skipped_by_rule: int
-    wall_s: float
-    speed: tuple[dict[str, Any], ...] = ()
-
-
-def _check_run_args(part: str, workers: int) -> None:
-    if part not in PARTS:
-        raise ValueError(f"--part {part!r} is invalid; valid: {', '.join(PARTS)}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"--workers = {workers!r} is invalid; valid: an integer >= 1")
-
-
 def run(
     config: MinibatchGapConfig,
     out: Path,
@@ -667,7 +643,7 @@ def run(
     ``workers`` is accepted for the common interface; every setting runs in this process (the
     exact part is seconds, and the chains are timed).
     """
-    _check_run_args(part, workers)
+    check_run_args(part, workers, PARTS)
     check_config(config)
     t0 = time.perf_counter()
     out = Path(out)

@@ -17,7 +17,6 @@ Two kinds of records land in OUT/records.jsonl, one line per finished setting:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
 import os
 import sys
@@ -35,10 +34,13 @@ from tqdm import tqdm
 
 from harness.experiments.store import (
     RECORDS_FILE,
+    RunSummary,
     append_record,
+    check_run_args,
     load_records,
     open_experiment,
     repair_records,
+    spawn_key,
 )
 from harness.registry import build_registry
 from harness.results import provenance
@@ -364,14 +366,8 @@ def _speed_settings(p: SpeedPlan | None) -> tuple[SpeedSetting, ...]:
     )
 
 
-def _spawn_key(label: str) -> tuple[int, ...]:
-    """Two 32-bit words of SHA-256(label): a stable stream per setting, whatever the order."""
-    digest = hashlib.sha256(label.encode()).digest()
-    return (int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:8], "little"))
-
-
 def _rng(seed: int, label: str, *extra: int) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=_spawn_key(label) + extra))
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=spawn_key(label) + extra))
 
 
 @lru_cache(maxsize=2)
@@ -439,7 +435,7 @@ def run_error_setting(s: ErrorSetting, seed: int) -> ErrorRecord:
         stopped_early=float(np.mean(draws.extras["stopped_early"])),
         wall_s=wall,
         seed=seed,
-        spawn_key=_spawn_key(s.key),
+        spawn_key=spawn_key(s.key),
         code=provenance()["source_digest"],
     )
 
@@ -509,29 +505,9 @@ def run_speed_setting(s: SpeedSetting, seed: int) -> SpeedRecord:
         exact_times=tuple(exact_times),
         wall_s=time.perf_counter() - t_start,
         seed=seed,
-        spawn_key=_spawn_key(s.key),
+        spawn_key=spawn_key(s.key),
         code=provenance()["source_digest"],
     )
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    """What one invocation did; the records themselves are in OUT/records.jsonl."""
-
-    out: str
-    planned: int
-    already_done: int
-    ran: int
-    skipped_by_rule: int
-    wall_s: float
-    speed: tuple[dict[str, Any], ...]
-
-
-def _check_run_args(part: str, workers: int) -> None:
-    if part not in PARTS:
-        raise ValueError(f"--part {part!r} is invalid; valid: {', '.join(PARTS)}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"--workers = {workers!r} is invalid; valid: an integer >= 1")
 
 
 def run(
@@ -543,7 +519,7 @@ def run(
     log: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
 ) -> RunSummary:
     """Run (or resume) the experiment into ``out``; return what this invocation did."""
-    _check_run_args(part, workers)
+    check_run_args(part, workers, PARTS)
     t0 = time.perf_counter()
     out = Path(out)
     open_experiment(out, config.manifest())

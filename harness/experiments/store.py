@@ -7,9 +7,11 @@ other settings is refused, never mixed or overwritten.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -117,3 +119,31 @@ def load_records(path: Path) -> list[dict[str, Any]]:
         seen.add(key)
         out.append(record)
     return out
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What one ``reproduce`` invocation did; the records themselves are in OUT/records.jsonl."""
+
+    out: str
+    planned: int
+    already_done: int
+    ran: int
+    skipped_by_rule: int
+    wall_s: float
+    speed: tuple[dict[str, Any], ...] = ()
+
+
+def check_run_args(part: str, workers: int, parts: tuple[str, ...] = ("all",)) -> None:
+    """``--part`` must be one of ``parts`` and ``--workers`` an integer >= 1."""
+    if part not in parts:
+        raise ValueError(f"--part {part!r} is invalid; valid: {', '.join(parts)}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"--workers = {workers!r} is invalid; valid: an integer >= 1")
+
+
+def spawn_key(label: str) -> tuple[int, ...]:
+    """Two 32-bit words of SHA-256(label): one stable stream per setting, whatever the order in
+    which settings run or resume."""
+    digest = hashlib.sha256(label.encode()).digest()
+    return (int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:8], "little"))
