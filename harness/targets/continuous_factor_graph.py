@@ -24,7 +24,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from harness.targets.factor_graph import _alias_table, _check_scopes, _readonly
+from harness.targets.factor_graph import _check_scopes, _readonly, build_adjacency
 
 #: Quadrature / rejection ground truth only for tiny graphs.
 MAX_QUADRATURE_VARS = 3
@@ -90,7 +90,7 @@ class ContinuousFactorGraphTarget:
         self._check_bounds(coefs, M)
         for name, arr in (("scopes", scopes), ("coefs", coefs), ("M", M)):
             object.__setattr__(self, name, _readonly(arr))
-        self._build_adjacency()
+        build_adjacency(self)
 
     def _check_bounds(self, coefs: np.ndarray, M: np.ndarray) -> None:
         corners = [(u, w) for u in (self.a, self.b) for w in (self.a, self.b)]
@@ -103,40 +103,6 @@ class ContinuousFactorGraphTarget:
                     f"factor {f} ranges over [{min(vals)!r}, {max(vals)!r}] on the domain; "
                     f"valid: within [0, M[{f}]] = [0, {m!r}]"
                 )
-
-    def _build_adjacency(self) -> None:
-        # Same layout as FactorGraphTarget, so the Poisson-count code reads the same arrays.
-        n = self.n_vars
-        lists: list[list[tuple[int, int, int]]] = [[] for _ in range(n)]
-        for f, (u, w) in enumerate(self.scopes.tolist()):
-            lists[u].append((f, 0, w))
-            lists[w].append((f, 1, u))
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        indptr[1:] = np.cumsum([len(lst) for lst in lists])
-        flat = [t for lst in lists for t in lst]
-        Ml = self.M.tolist()
-        m_sum = np.array([math.fsum(Ml[f] for f, _, _ in lst) for lst in lists])
-        prob: list[float] = []
-        alias: list[int] = []
-        for lst in lists:
-            if lst:
-                p, q = _alias_table([Ml[f] for f, _, _ in lst])
-                prob += p
-                alias += q
-        derived = {
-            "adj_indptr": indptr,
-            "adj_factors": np.array([t[0] for t in flat], dtype=np.int64),
-            "adj_pos": np.array([t[1] for t in flat], dtype=np.int64),
-            "adj_other": np.array([t[2] for t in flat], dtype=np.int64),
-            "m_sum": m_sum,
-            "alias_prob": np.array(prob, dtype=np.float64),
-            "alias_idx": np.array(alias, dtype=np.int64),
-        }
-        for name, arr in derived.items():
-            object.__setattr__(self, name, _readonly(arr))
-        object.__setattr__(self, "L", float(m_sum.max()))
-        object.__setattr__(self, "psi", math.fsum(Ml))
-        object.__setattr__(self, "delta", int(np.diff(indptr).max()))
 
     @property
     def n_factors(self) -> int:

@@ -81,6 +81,44 @@ def _alias_table(weights: list[float]) -> tuple[list[float], list[int]]:
     return prob, alias  # leftovers keep prob 1 (rounding only)
 
 
+def build_adjacency(target: object) -> None:
+    """Set the CSR adjacency A[i], the per-variable alias tables over M_phi, L, Psi and the
+    maximum degree on a frozen pairwise target with ``n_vars``, ``scopes`` and ``M`` (003,
+    Sec. 1.1; Statement 1 draws through these alias tables). Shared by the discrete and the
+    continuous factor graphs, so the Poisson-count code reads the same arrays from both."""
+    n = target.n_vars
+    lists: list[list[tuple[int, int, int]]] = [[] for _ in range(n)]
+    for f, (a, b) in enumerate(target.scopes.tolist()):
+        lists[a].append((f, 0, b))
+        lists[b].append((f, 1, a))
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    indptr[1:] = np.cumsum([len(lst) for lst in lists])
+    flat = [t for lst in lists for t in lst]
+    Ml = target.M.tolist()
+    m_sum = np.array([math.fsum(Ml[f] for f, _, _ in lst) for lst in lists])
+    prob: list[float] = []
+    alias: list[int] = []
+    for lst in lists:
+        if lst:
+            p, q = _alias_table([Ml[f] for f, _, _ in lst])
+            prob += p
+            alias += q
+    derived = {
+        "adj_indptr": indptr,
+        "adj_factors": np.array([t[0] for t in flat], dtype=np.int64),
+        "adj_pos": np.array([t[1] for t in flat], dtype=np.int64),
+        "adj_other": np.array([t[2] for t in flat], dtype=np.int64),
+        "m_sum": m_sum,
+        "alias_prob": np.array(prob, dtype=np.float64),
+        "alias_idx": np.array(alias, dtype=np.int64),
+    }
+    for name, arr in derived.items():
+        object.__setattr__(target, name, _readonly(arr))
+    object.__setattr__(target, "L", float(m_sum.max()))
+    object.__setattr__(target, "psi", math.fsum(Ml))
+    object.__setattr__(target, "delta", int(np.diff(indptr).max()))
+
+
 @dataclass(frozen=True, eq=False)
 class FactorGraphTarget:
     """pi(x) ∝ exp(sum_f tables[f, x[scopes[f, 0]], x[scopes[f, 1]]]) over {0..D-1}^n_vars.
@@ -127,41 +165,7 @@ class FactorGraphTarget:
         object.__setattr__(self, "D", int(D))
         for name, arr in (("scopes", scopes), ("tables", tables), ("M", M)):
             object.__setattr__(self, name, _readonly(arr))
-        self._build_adjacency()
-
-    def _build_adjacency(self) -> None:
-        n = self.n_vars
-        lists: list[list[tuple[int, int, int]]] = [[] for _ in range(n)]
-        for f, (a, b) in enumerate(self.scopes.tolist()):
-            lists[a].append((f, 0, b))
-            lists[b].append((f, 1, a))
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        indptr[1:] = np.cumsum([len(lst) for lst in lists])
-        flat = [t for lst in lists for t in lst]
-        factors = np.array([t[0] for t in flat], dtype=np.int64)
-        Ml = self.M.tolist()
-        m_sum = np.array([math.fsum(Ml[f] for f, _, _ in lst) for lst in lists])
-        prob: list[float] = []
-        alias: list[int] = []
-        for lst in lists:
-            if lst:
-                p, q = _alias_table([Ml[f] for f, _, _ in lst])
-                prob += p
-                alias += q
-        derived = {
-            "adj_indptr": indptr,
-            "adj_factors": factors,
-            "adj_pos": np.array([t[1] for t in flat], dtype=np.int64),
-            "adj_other": np.array([t[2] for t in flat], dtype=np.int64),
-            "m_sum": m_sum,
-            "alias_prob": np.array(prob, dtype=np.float64),
-            "alias_idx": np.array(alias, dtype=np.int64),
-        }
-        for name, arr in derived.items():
-            object.__setattr__(self, name, _readonly(arr))
-        object.__setattr__(self, "L", float(m_sum.max()))
-        object.__setattr__(self, "psi", math.fsum(Ml))
-        object.__setattr__(self, "delta", int(np.diff(indptr).max()))
+        build_adjacency(self)
 
     @property
     def n_factors(self) -> int:
