@@ -21,6 +21,10 @@ from implementations.minibatch_gibbs.reference import (
     check_positive,
     global_alias,
     initial_state,
+    pack_double_min_gibbs,
+    pack_mgpmh,
+    pack_poisson_gibbs,
+    pack_poisson_mh,
 )
 
 
@@ -161,9 +165,7 @@ def poisson_gibbs(
         *_graph(target), target.M, target.m_sum, target.alias_prob, target.alias_idx,
         target.L, lam, target.D, x, n_steps, rng, values, stats,
     )  # fmt: skip
-    evals = int(target.D * stats[0].sum() + stats[1].sum())
-    extras = {"factors_per_step": stats[0], "draws_per_step": stats[1], "kept_per_step": stats[2]}
-    return Chain(values, evals, extras)
+    return pack_poisson_gibbs(target, values, stats)
 
 
 # --- Poisson-MH and the De Sa et al. 2018 baselines; draw order as in reference.py ---
@@ -416,14 +418,7 @@ def poisson_mh(
     values = np.empty((n_steps, target.n_vars), dtype=np.int64)
     stats = np.empty((4, n_steps), dtype=np.int64)
     _poisson_mh_kernel(*_local(target), lam, target.D, x, n_steps, rng, values, stats)
-    evals = int(2 * stats[0].sum() + stats[1].sum())
-    extras = {
-        "factors_per_step": stats[0],
-        "draws_per_step": stats[1],
-        "kept_per_step": stats[2],
-        "accepted": stats[3],
-    }
-    return Chain(values, evals, extras)
+    return pack_poisson_mh(values, stats)
 
 
 def min_gibbs(
@@ -459,14 +454,7 @@ def mgpmh(
     values = np.empty((n_steps, target.n_vars), dtype=np.int64)
     stats = np.empty((4, n_steps), dtype=np.int64)
     _mgpmh_kernel(*_local(target), lam, target.D, x, n_steps, rng, values, stats)
-    evals = int(target.D * stats[0].sum() + 2 * stats[2].sum())
-    extras = {
-        "factors_per_step": stats[0],
-        "draws_per_step": stats[1],
-        "exact_per_step": stats[2],
-        "accepted": stats[3],
-    }
-    return Chain(values, evals, extras)
+    return pack_mgpmh(target, values, stats)
 
 
 def double_min_gibbs(
@@ -488,14 +476,7 @@ def double_min_gibbs(
         *_local(target), lam, target.D, target.scopes, g_prob, g_idx, target.psi, lam2, x,
         n_steps, rng, values, stats,
     )  # fmt: skip
-    evals = int(first + target.D * stats[0].sum() + stats[2].sum())
-    extras = {
-        "factors_per_step": stats[0],
-        "draws_per_step": stats[1],
-        "second_per_step": stats[2],
-        "accepted": stats[3],
-    }
-    return Chain(values, evals, extras)
+    return pack_double_min_gibbs(target, values, stats, first)
 
 
 KERNELS = (

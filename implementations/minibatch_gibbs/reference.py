@@ -176,9 +176,7 @@ def poisson_gibbs(
     for t in range(n_steps):
         stats[:, t] = poisson_gibbs_step(target, x, lam, rng)
         values[t] = x
-    evals = int(target.D * stats[0].sum() + stats[1].sum())
-    extras = {"factors_per_step": stats[0], "draws_per_step": stats[1], "kept_per_step": stats[2]}
-    return Chain(values, evals, extras)
+    return pack_poisson_gibbs(target, values, stats)
 
 
 # --- Poisson-MH (003 Sec. 2 / supplement) and the De Sa et al. 2018 baselines (003 Table 1) ---
@@ -244,14 +242,7 @@ def poisson_mh(
     for t in range(n_steps):
         stats[:, t] = poisson_mh_step(target, x, lam, rng)
         values[t] = x
-    evals = int(2 * stats[0].sum() + stats[1].sum())
-    extras = {
-        "factors_per_step": stats[0],
-        "draws_per_step": stats[1],
-        "kept_per_step": stats[2],
-        "accepted": stats[3],
-    }
-    return Chain(values, evals, extras)
+    return pack_poisson_mh(values, stats)
 
 
 def global_alias(target: FactorGraphTarget) -> tuple[np.ndarray, np.ndarray]:
@@ -402,14 +393,7 @@ def mgpmh(
                 x[i] = v
         stats[:, t] = (nd, B, exact, accepted)
         values[t] = x
-    evals = int(target.D * stats[0].sum() + 2 * stats[2].sum())
-    extras = {
-        "factors_per_step": stats[0],
-        "draws_per_step": stats[1],
-        "exact_per_step": stats[2],
-        "accepted": stats[3],
-    }
-    return Chain(values, evals, extras)
+    return pack_mgpmh(target, values, stats)
 
 
 def double_min_gibbs(
@@ -449,11 +433,38 @@ def double_min_gibbs(
             eps = eps_y
         stats[:, t] = (nd, B, b2, accepted)
         values[t] = x
-    evals = int(first + target.D * stats[0].sum() + stats[2].sum())
-    extras = {
-        "factors_per_step": stats[0],
-        "draws_per_step": stats[1],
-        "second_per_step": stats[2],
-        "accepted": stats[3],
-    }
+    return pack_double_min_gibbs(target, values, stats, first)
+
+
+# --- One place for each chain's cost model and extras (the Numba wrappers call these too) ---
+
+
+def pack_poisson_gibbs(target: FactorGraphTarget, values: np.ndarray, stats: np.ndarray) -> Chain:
+    """stats rows: |S|, B, sum s. Cost: B thinning tests + D |S| minibatch energies."""
+    evals = int(target.D * stats[0].sum() + stats[1].sum())
+    extras = {"factors_per_step": stats[0], "draws_per_step": stats[1], "kept_per_step": stats[2]}
     return Chain(values, evals, extras)
+
+
+def pack_poisson_mh(values: np.ndarray, stats: np.ndarray) -> Chain:
+    """stats rows: |S|, B, sum s, accepted. Cost: B thinning tests + 2 |S| (two values)."""
+    evals = int(2 * stats[0].sum() + stats[1].sum())
+    names = ("factors_per_step", "draws_per_step", "kept_per_step", "accepted")
+    return Chain(values, evals, dict(zip(names, stats, strict=True)))
+
+
+def pack_mgpmh(target: FactorGraphTarget, values: np.ndarray, stats: np.ndarray) -> Chain:
+    """stats rows: |S|, B, exact-correction factors, accepted. Cost: D |S| + 2 exact."""
+    evals = int(target.D * stats[0].sum() + 2 * stats[2].sum())
+    names = ("factors_per_step", "draws_per_step", "exact_per_step", "accepted")
+    return Chain(values, evals, dict(zip(names, stats, strict=True)))
+
+
+def pack_double_min_gibbs(
+    target: FactorGraphTarget, values: np.ndarray, stats: np.ndarray, first: int
+) -> Chain:
+    """stats rows: |S|, B, second minibatch, accepted. Cost: the initial estimate + D |S| +
+    the second minibatch."""
+    evals = int(first + target.D * stats[0].sum() + stats[2].sum())
+    names = ("factors_per_step", "draws_per_step", "second_per_step", "accepted")
+    return Chain(values, evals, dict(zip(names, stats, strict=True)))
