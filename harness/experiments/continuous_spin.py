@@ -15,7 +15,6 @@ One record per finished chain lands in OUT/records.jsonl; a resumed run skips wh
 from __future__ import annotations
 
 import dataclasses
-import math
 import sys
 import time
 from collections.abc import Callable
@@ -32,6 +31,8 @@ from harness.experiments.store import (
     RECORDS_FILE,
     RunSummary,
     append_record,
+    check_int,
+    check_positive,
     check_run_args,
     load_records,
     open_experiment,
@@ -64,17 +65,6 @@ MAX_CHUNK = 25_000
 PSEUDO_COUNT = 0.5
 
 
-def _check_int(value: Any, name: str, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-        raise ValueError(f"{name} = {value!r} is invalid; valid: an integer >= {low}")
-
-
-def _check_positive(value: Any, name: str) -> None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} = {value!r} is invalid; valid: a finite number > 0")
-
-
 @dataclass(frozen=True)
 class ContinuousSpinConfig:
     """Everything that determines the records (stored as the settings in experiment.json)."""
@@ -101,23 +91,23 @@ class ContinuousSpinConfig:
         if self.level not in LEVELS:
             raise ValueError(f"level = {self.level!r} is invalid; valid: {', '.join(LEVELS)}")
         check_seed(self.seed)
-        _check_int(self.side, "side", 2)
-        _check_positive(self.beta, "beta")
-        _check_positive(self.scale, "scale")
-        _check_positive(self.lam_l2, "lam_l2")
-        _check_int(self.m, "m", 1)
-        _check_int(self.k, "k", 1)
-        _check_int(self.n_bins, "n_bins", 2)
-        _check_int(self.reference_steps, "reference_steps", 2)
-        _check_int(self.reference_burn_in, "reference_burn_in", 0)
+        check_int(self.side, "side", 2)
+        check_positive(self.beta, "beta")
+        check_positive(self.scale, "scale")
+        check_positive(self.lam_l2, "lam_l2")
+        check_int(self.m, "m", 1)
+        check_int(self.k, "k", 1)
+        check_int(self.n_bins, "n_bins", 2)
+        check_int(self.reference_steps, "reference_steps", 2)
+        check_int(self.reference_burn_in, "reference_burn_in", 0)
         if self.reference_burn_in >= self.reference_steps // 2:
             raise ValueError(
                 f"reference_burn_in = {self.reference_burn_in!r} is invalid; valid: an integer "
                 f"< reference_steps / 2 = {self.reference_steps // 2}"
             )
-        _check_int(self.n_steps, "n_steps", 1)
-        _check_int(self.replicates, "replicates", 1)
-        _check_int(self.checkpoints, "checkpoints", 2)
+        check_int(self.n_steps, "n_steps", 1)
+        check_int(self.replicates, "replicates", 1)
+        check_int(self.checkpoints, "checkpoints", 2)
         if not self.algorithms or len(set(self.algorithms)) != len(self.algorithms):
             raise ValueError(f"algorithms = {self.algorithms!r} is invalid; valid: distinct names")
         for a in self.algorithms:

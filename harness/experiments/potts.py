@@ -32,6 +32,8 @@ from harness.experiments.store import (
     RECORDS_FILE,
     RunSummary,
     append_record,
+    check_int,
+    check_positive,
     check_run_args,
     load_records,
     open_experiment,
@@ -86,17 +88,6 @@ class SamplerSetting:
         return ", ".join(parts) + f", {self.n_steps} iterations"
 
 
-def _check_int(value: Any, name: str, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-        raise ValueError(f"{name} = {value!r} is invalid; valid: an integer >= {low}")
-
-
-def _check_positive(value: Any, name: str) -> None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} = {value!r} is invalid; valid: a finite number > 0")
-
-
 @dataclass(frozen=True)
 class PottsConfig:
     """Everything that determines the records (stored as the settings in experiment.json)."""
@@ -117,12 +108,12 @@ class PottsConfig:
         if self.level not in LEVELS:
             raise ValueError(f"level = {self.level!r} is invalid; valid: {', '.join(LEVELS)}")
         check_seed(self.seed)
-        _check_int(self.side, "side", 2)
-        _check_int(self.D, "D", 2)
-        _check_int(self.replicates, "replicates", 1)
-        _check_int(self.checkpoints, "checkpoints", 2)
-        _check_positive(self.beta, "beta")
-        _check_positive(self.scale, "scale")
+        check_int(self.side, "side", 2)
+        check_int(self.D, "D", 2)
+        check_int(self.replicates, "replicates", 1)
+        check_int(self.checkpoints, "checkpoints", 2)
+        check_positive(self.beta, "beta")
+        check_positive(self.scale, "scale")
         if not self.samplers:
             raise ValueError("samplers is empty; valid: at least one SamplerSetting")
         labels = [s.label for s in self.samplers]
@@ -134,13 +125,13 @@ class PottsConfig:
                     f"samplers[{s.label!r}].algorithm = {s.algorithm!r} is invalid; "
                     f"valid: {', '.join(ALGORITHMS)}"
                 )
-            _check_int(s.n_steps, f"samplers[{s.label!r}].n_steps", 1)
+            check_int(s.n_steps, f"samplers[{s.label!r}].n_steps", 1)
             needs_lam = s.algorithm != "gibbs"
             needs_lam2 = s.algorithm == "double-min-gibbs"
             checks = (("lam_l2", s.lam_l2, needs_lam), ("lam2_l2", s.lam2_l2, needs_lam2))
             for name, value, needed in checks:
                 if needed:
-                    _check_positive(value, f"samplers[{s.label!r}].{name}")
+                    check_positive(value, f"samplers[{s.label!r}].{name}")
                 elif value is not None:
                     raise ValueError(
                         f"samplers[{s.label!r}].{name} = {value!r} is invalid for "

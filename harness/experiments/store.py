@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from harness.results import _clean, provenance
 
@@ -147,3 +150,16 @@ def spawn_key(label: str) -> tuple[int, ...]:
     which settings run or resume."""
     digest = hashlib.sha256(label.encode()).digest()
     return (int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:8], "little"))
+
+
+def check_int(value: Any, name: str, low: int) -> None:
+    """An experiment setting that must be an integer >= ``low`` (bool is not an integer)."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+        raise ValueError(f"{name} = {value!r} is invalid; valid: an integer >= {low}")
+
+
+def check_positive(value: Any, name: str) -> None:
+    """An experiment setting that must be a finite number > 0."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} = {value!r} is invalid; valid: a finite number > 0")
