@@ -101,22 +101,10 @@ def _poisson_gibbs_kernel(
         start = indptr[i]
         K = indptr[i + 1] - start
         B = _poisson_count(rng, (c + 1.0) * m_sum[i])
-        nd = 0
-        kept = 0
-        for _ in range(B):  # Statement 1: split the envelope process, then thin it
-            k = min(int(rng.random() * K), K - 1)
-            if rng.random() >= a_prob[start + k]:
-                k = a_idx[start + k]
-            m = M[factors[start + k]]
-            base = c * m
-            if rng.random() * (base + m) < base + _phi_at(
-                factors, pos, other, tables, start + k, x, x[i]
-            ):
-                if counts[k] == 0:
-                    distinct[nd] = k
-                    nd += 1
-                counts[k] += 1
-                kept += 1
+        nd, kept = _poisson_counts(
+            factors, pos, other, tables, M, a_prob, a_idx, c, start, K, B, i, x, rng, counts,
+            distinct,
+        )  # fmt: skip
         for v in range(D):
             acc = 0.0
             for j in range(nd):
