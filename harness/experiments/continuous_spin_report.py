@@ -24,22 +24,13 @@ from harness.experiments.continuous_spin import (
     ContinuousSpinConfig,
     plan,
 )
-from harness.experiments.potts_report import cell, table
+from harness.experiments.report_parts import by_label as _by_label
+from harness.experiments.report_parts import cell, table
+from harness.experiments.report_parts import fmt as _g
 from harness.experiments.store import RECORDS_FILE, load_records, read_manifest
 from harness.report import _svg
 
 COLORS = {"gibbs-its": "#000000", "pgits": "#1f78b4", "pgda": "#e6550d"}
-
-
-def _g(x: float | None, spec: str = ".3g") -> str:
-    return "-" if x is None else format(x, spec)
-
-
-def _by_label(chains: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
-    for r in chains:
-        out.setdefault(r["label"], []).append(r)
-    return out
 
 
 def _averaged(recs: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

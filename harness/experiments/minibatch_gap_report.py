@@ -25,7 +25,7 @@ from harness.experiments.minibatch_gap import (
     thm1_bound,
     thm2_bound,
 )
-from harness.experiments.racing_report import cell, table
+from harness.experiments.report_parts import cell, table
 from harness.experiments.store import RECORDS_FILE, load_records, read_manifest
 from harness.report import _svg
 

@@ -6,7 +6,6 @@ template escapes every text it gets from this module.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from harness.experiments.potts import NAME, PAPER, PAPER_L, PottsConfig, plan
+from harness.experiments.report_parts import by_label as _by_label
+from harness.experiments.report_parts import cell, table
+from harness.experiments.report_parts import fmt as _g
 from harness.experiments.store import RECORDS_FILE, load_records, read_manifest
 from harness.report import _svg
 
@@ -28,37 +30,6 @@ COLORS = {
     "dmin-1": "#e6550d",
     "dmin-1e4": "#a63603",
 }
-
-
-def cell(text: object, cls: str = "") -> dict[str, str]:
-    return {"text": str(text), "cls": cls}
-
-
-def table(
-    title: str,
-    columns: Sequence[str],
-    rows: list[list[dict[str, str]]],
-    caption: str = "",
-    banner: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    return {
-        "title": title,
-        "columns": list(columns),
-        "rows": rows,
-        "caption": caption,
-        "banner": banner,
-    }
-
-
-def _g(x: float | None, spec: str = ".3g") -> str:
-    return "-" if x is None else format(x, spec)
-
-
-def _by_label(chains: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
-    for r in chains:
-        out.setdefault(r["label"], []).append(r)
-    return out
 
 
 def _averaged(recs: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

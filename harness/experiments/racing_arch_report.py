@@ -21,7 +21,7 @@ from harness.experiments.racing_arch import (
     arch_summary,
     run_arch,
 )
-from harness.experiments.racing_report import cell, table
+from harness.experiments.report_parts import cell, table
 from harness.experiments.store import RECORDS_FILE, load_records
 from harness.report import _svg
 

@@ -24,6 +24,8 @@ from harness.experiments.racing_synthetic import (
     RacingSyntheticConfig,
     plan,
 )
+from harness.experiments.report_parts import cell, table
+from harness.experiments.report_parts import fmt as _g
 from harness.experiments.store import RECORDS_FILE, load_records, read_manifest
 from harness.report import _svg
 from implementations.racing import b_normal_table
@@ -40,31 +42,6 @@ BNORMAL_SANITY = {
     1_000_000: (2.34, 2.62, 3.16, 3.36, 3.80),
 }
 CLAIM_DELTA = 0.01
-
-
-def cell(text: object, cls: str = "") -> dict[str, str]:
-    return {"text": str(text), "cls": cls}
-
-
-def table(
-    title: str,
-    columns: Sequence[str],
-    rows: list[list[dict[str, str]]],
-    caption: str = "",
-    banner: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """A table for the template; ``banner`` = {"cls": "pass"|"fail", "lines": [...]} under it."""
-    return {
-        "title": title,
-        "columns": list(columns),
-        "rows": rows,
-        "caption": caption,
-        "banner": banner,
-    }
-
-
-def _g(x: float | None, spec: str = ".3g") -> str:
-    return "-" if x is None else format(x, spec)
 
 
 # ---------------------------------------------------------------- figures

@@ -1,0 +1,40 @@
+"""Building blocks every experiment's report section uses: table cells, tables, number text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def cell(text: object, cls: str = "") -> dict[str, str]:
+    return {"text": str(text), "cls": cls}
+
+
+def table(
+    title: str,
+    columns: Sequence[str],
+    rows: list[list[dict[str, str]]],
+    caption: str = "",
+    banner: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A table for the template; ``banner`` = {"cls": "pass"|"fail", "lines": [...]} under it."""
+    return {
+        "title": title,
+        "columns": list(columns),
+        "rows": rows,
+        "caption": caption,
+        "banner": banner,
+    }
+
+
+def fmt(x: float | None, spec: str = ".3g") -> str:
+    """A number as text, '-' for a missing one."""
+    return "-" if x is None else format(x, spec)
+
+
+def by_label(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Records grouped by their ``label`` (one group per sampler setting), in first-seen order."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        out.setdefault(r["label"], []).append(r)
+    return out
