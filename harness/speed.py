@@ -108,6 +108,13 @@ def _uniform_potts(n: int, L: float, beta: float = 1.0, D: int = 4) -> Any:
     return potts_target(A, beta, D, name=f"uniform-potts-n{n}")
 
 
+def _graph_bytes(target: Any) -> int:
+    """Bytes a step may touch at random: factor tables, CSR adjacency and alias tables. Once
+    they leave the CPU caches each random read costs a memory access, degree-free or not."""
+    names = ("tables", "adj_factors", "adj_pos", "adj_other", "alias_prob", "alias_idx", "M")
+    return sum(getattr(target, a).nbytes for a in names)
+
+
 def degree_scaling(
     degrees: list[int], L: float = 2.0, steps: int = 20_000, repeat: int = 5
 ) -> dict[str, Any]:
@@ -115,7 +122,9 @@ def degree_scaling(
 
     On complete graphs of growing degree with L held fixed, time Gibbs and Poisson-Gibbs
     (lam = L^2, Numba) side by side, alternating within each repeat; report the median time per
-    step and factors per step, and each one's time relative to the smallest degree.
+    step and factors per step, and each one's time relative to the smallest degree. Both keep one
+    state per sweep (thin = n): storing every state would copy n values per step, an O(degree)
+    cost of recording that is not part of the transition.
     """
     if len(degrees) < 2 or min(degrees) < 2:
         raise ValueError(f"degrees = {degrees}; valid: at least two degrees, each >= 2")
@@ -126,15 +135,24 @@ def degree_scaling(
     rows = []
     for degree in sorted(degrees):
         target = _uniform_potts(degree + 1, L)
+        thin = {"thin": target.n_vars}
         times: dict[str, list[float]] = {a: [] for a in algorithms}
         factors: dict[str, float] = {}
         for name, params in algorithms.items():  # compile and warm
-            sample(registry.get(name), "numba", target, 10, np.random.default_rng(0), **params)
+            sample(
+                registry.get(name),
+                "numba",
+                target,
+                2 * target.n_vars,
+                np.random.default_rng(0),
+                **params,
+                **thin,
+            )
         for r in range(repeat):
             for name, params in algorithms.items():
                 rng = np.random.default_rng(r)
                 t0 = time.perf_counter()
-                chain = sample(registry.get(name), "numba", target, steps, rng, **params)
+                chain = sample(registry.get(name), "numba", target, steps, rng, **params, **thin)
                 times[name].append((time.perf_counter() - t0) / steps)
                 factors[name] = float(np.mean(chain.extras["factors_per_step"]))
         for name in algorithms:
@@ -145,6 +163,7 @@ def degree_scaling(
                     "L": float(target.L),
                     "s_per_step": float(np.median(times[name])),
                     "factors_per_step": factors[name],
+                    "graph_mb": _graph_bytes(target) / 2**20,
                 }
             )
     for name in algorithms:
@@ -156,12 +175,13 @@ def degree_scaling(
 
 def format_degree_scaling(result: dict[str, Any]) -> str:
     lines = [
-        f"{'algorithm':<14} {'degree':>7} {'L':>6} {'us/step':>9} {'factors/step':>13} "
-        f"{'time vs smallest':>17}"
+        f"{'algorithm':<14} {'degree':>7} {'L':>6} {'graph MB':>9} {'us/step':>9} "
+        f"{'factors/step':>13} {'time vs smallest':>17}"
     ]
     for r in result["rows"]:
         lines.append(
-            f"{r['algorithm']:<14} {r['degree']:>7} {r['L']:>6.2f} {1e6 * r['s_per_step']:>9.2f} "
+            f"{r['algorithm']:<14} {r['degree']:>7} {r['L']:>6.2f} {r['graph_mb']:>9.1f} "
+            f"{1e6 * r['s_per_step']:>9.2f} "
             f"{r['factors_per_step']:>13.1f} {r['time_vs_smallest_degree']:>17.2f}"
         )
     return "\n".join(lines)

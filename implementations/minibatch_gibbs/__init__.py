@@ -16,7 +16,7 @@ from harness.gates.mcmc import spectral_gap
 from harness.spec import AlgorithmSpec, Param
 from implementations.minibatch_gibbs import exact, fast, reference
 
-__all__ = ["LAM", "LAM2", "LAM_GLOBAL", "MINIBATCH_GIBBS_FAMILY"]
+__all__ = ["LAM", "LAM2", "LAM_GLOBAL", "MINIBATCH_GIBBS_FAMILY", "THIN"]
 
 LAM = Param(
     "lam",
@@ -40,6 +40,15 @@ LAM2 = Param(
     low=0.0,
     low_inclusive=False,
     doc="expected size of the second (global, MH-correction) minibatch; 003 needed 1e4 L^2",
+)
+
+THIN = Param(
+    "thin",
+    1,
+    kind=int,
+    low=1,
+    doc="keep every thin-th state; a stored state costs n copies, so thin ~ n keeps a step "
+    "O(lam + L) (the per-step costs in extras are kept for every step)",
 )
 
 
@@ -79,6 +88,7 @@ MINIBATCH_GIBBS_FAMILY: list[AlgorithmSpec] = [
         guarantee="mcmc",
         target_kinds=("factor-graph",),
         implementations={"reference": reference.gibbs, "numba": fast.gibbs},
+        params=(THIN,),
         entry="run_chain",
         summary="Random-scan Gibbs: all of A[i] at every value; D |A[i]| evaluations per step.",
         splittable=False,
@@ -92,7 +102,7 @@ MINIBATCH_GIBBS_FAMILY: list[AlgorithmSpec] = [
         guarantee="mcmc",
         target_kinds=("factor-graph",),
         implementations={"reference": reference.poisson_gibbs, "numba": fast.poisson_gibbs},
-        params=(LAM,),
+        params=(LAM, THIN),
         entry="run_chain",
         summary=(
             "Poisson-minibatching Gibbs: s_phi ~ Poisson(lam M/L + phi(x)) in expected "
@@ -110,7 +120,7 @@ MINIBATCH_GIBBS_FAMILY: list[AlgorithmSpec] = [
         guarantee="mcmc",
         target_kinds=("factor-graph",),
         implementations={"reference": reference.poisson_mh, "numba": fast.poisson_mh},
-        params=(LAM,),
+        params=(LAM, THIN),
         entry="run_chain",
         summary=(
             "Exact. Poisson-MH, single site: v uniform over the other D - 1 values, accepted on "
@@ -129,7 +139,7 @@ MINIBATCH_GIBBS_FAMILY: list[AlgorithmSpec] = [
         guarantee="mcmc",
         target_kinds=("factor-graph",),
         implementations={"reference": reference.min_gibbs, "numba": fast.min_gibbs},
-        params=(LAM_GLOBAL,),
+        params=(LAM_GLOBAL, THIN),
         entry="run_chain",
         summary=(
             "Exact (unbiased: the exp-unbiased log estimator is stored with the state). MIN-Gibbs: "
@@ -146,7 +156,7 @@ MINIBATCH_GIBBS_FAMILY: list[AlgorithmSpec] = [
         guarantee="mcmc",
         target_kinds=("factor-graph",),
         implementations={"reference": reference.mgpmh, "numba": fast.mgpmh},
-        params=(LAM,),
+        params=(LAM, THIN),
         entry="run_chain",
         summary=(
             "Exact (MH-corrected). MGPMH: Gibbs-like proposal from a local minibatch "
@@ -164,7 +174,7 @@ MINIBATCH_GIBBS_FAMILY: list[AlgorithmSpec] = [
         guarantee="mcmc",
         target_kinds=("factor-graph",),
         implementations={"reference": reference.double_min_gibbs, "numba": fast.double_min_gibbs},
-        params=(LAM, LAM2),
+        params=(LAM, LAM2, THIN),
         entry="run_chain",
         summary=(
             "Exact (pseudo-marginal MH). DoubleMIN-Gibbs: MGPMH's proposal (lam), then a second, "

@@ -19,6 +19,7 @@ from harness.targets.factor_graph import FactorGraphTarget
 from implementations.minibatch_gibbs.reference import (
     check_lam,
     check_positive,
+    check_thin,
     global_alias,
     initial_state,
     pack_double_min_gibbs,
@@ -67,7 +68,7 @@ def _sample_softmax(U, u):
 
 
 @njit(cache=True)
-def _gibbs_kernel(indptr, factors, pos, other, tables, D, x, n_steps, rng, values, per_step):
+def _gibbs_kernel(indptr, factors, pos, other, tables, D, x, n_steps, rng, thin, values, per_step):
     n = x.size
     U = np.empty(D)
     for t in range(n_steps):
@@ -80,13 +81,14 @@ def _gibbs_kernel(indptr, factors, pos, other, tables, D, x, n_steps, rng, value
             U[v] = acc
         x[i] = _sample_softmax(U, rng.random())
         per_step[t] = stop - start
-        values[t] = x
+        if (t + 1) % thin == 0:
+            values[t // thin] = x
 
 
 @njit(cache=True)
 def _poisson_gibbs_kernel(
     indptr, factors, pos, other, tables, M, m_sum, a_prob, a_idx, L, lam, D, x, n_steps, rng,
-    values, stats,
+    thin, values, stats,
 ):  # fmt: skip
     n = x.size
     U = np.empty(D)
@@ -119,7 +121,8 @@ def _poisson_gibbs_kernel(
         stats[0, t] = nd
         stats[1, t] = B
         stats[2, t] = kept
-        values[t] = x
+        if (t + 1) % thin == 0:
+            values[t // thin] = x
 
 
 def _graph(target: FactorGraphTarget) -> tuple[np.ndarray, ...]:
@@ -127,13 +130,18 @@ def _graph(target: FactorGraphTarget) -> tuple[np.ndarray, ...]:
 
 
 def gibbs(
-    target: FactorGraphTarget, n_steps: int, rng: np.random.Generator, x0: Any = None
+    target: FactorGraphTarget,
+    n_steps: int,
+    rng: np.random.Generator,
+    x0: Any = None,
+    thin: int = 1,
 ) -> Chain:
     """Random-scan Gibbs (003, Alg. 1), compiled; same output as ``reference.gibbs``."""
+    thin = check_thin(thin, n_steps)
     x = initial_state(target, x0)
-    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     per_step = np.empty(n_steps, dtype=np.int64)
-    _gibbs_kernel(*_graph(target), target.D, x, n_steps, rng, values, per_step)
+    _gibbs_kernel(*_graph(target), target.D, x, n_steps, rng, thin, values, per_step)
     return Chain(values, int(target.D * per_step.sum()), {"factors_per_step": per_step})
 
 
@@ -143,15 +151,17 @@ def poisson_gibbs(
     rng: np.random.Generator,
     x0: Any = None,
     lam: float = 10.0,
+    thin: int = 1,
 ) -> Chain:
     """Poisson-Gibbs (003, Alg. 2), compiled; same output as ``reference.poisson_gibbs``."""
     lam = check_lam(lam)
+    thin = check_thin(thin, n_steps)
     x = initial_state(target, x0)
-    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     stats = np.empty((3, n_steps), dtype=np.int64)
     _poisson_gibbs_kernel(
         *_graph(target), target.M, target.m_sum, target.alias_prob, target.alias_idx,
-        target.L, lam, target.D, x, n_steps, rng, values, stats,
+        target.L, lam, target.D, x, n_steps, rng, thin, values, stats,
     )  # fmt: skip
     return pack_poisson_gibbs(target, values, stats)
 
@@ -210,7 +220,7 @@ def _max_degree(indptr):
 @njit(cache=True)
 def _poisson_mh_kernel(
     indptr, factors, pos, other, tables, M, m_sum, a_prob, a_idx, L, lam, D, x, n_steps, rng,
-    values, stats,
+    thin, values, stats,
 ):  # fmt: skip
     n = x.size
     width = _max_degree(indptr)
@@ -251,12 +261,13 @@ def _poisson_mh_kernel(
         stats[1, t] = B
         stats[2, t] = kept
         stats[3, t] = 1 if accepted else 0
-        values[t] = x
+        if (t + 1) % thin == 0:
+            values[t // thin] = x
 
 
 @njit(cache=True)
 def _min_gibbs_kernel(
-    scopes, tables, M, g_prob, g_idx, psi, lam, D, x, n_steps, rng, values, per_step
+    scopes, tables, M, g_prob, g_idx, psi, lam, D, x, n_steps, rng, thin, values, per_step
 ):
     n = x.size
     U = np.empty(D)
@@ -275,7 +286,8 @@ def _min_gibbs_kernel(
         x[i] = v
         eps = U[v]
         per_step[t] = draws
-        values[t] = x
+        if (t + 1) % thin == 0:
+            values[t // thin] = x
     return first
 
 
@@ -319,7 +331,7 @@ def _local_energy(factors, pos, other, tables, start, stop, x, v):
 @njit(cache=True)
 def _mgpmh_kernel(
     indptr, factors, pos, other, tables, M, m_sum, a_prob, a_idx, L, lam, D, x, n_steps, rng,
-    values, stats,
+    thin, values, stats,
 ):  # fmt: skip
     n = x.size
     width = _max_degree(indptr)
@@ -350,13 +362,14 @@ def _mgpmh_kernel(
         stats[1, t] = B
         stats[2, t] = exact
         stats[3, t] = accepted
-        values[t] = x
+        if (t + 1) % thin == 0:
+            values[t // thin] = x
 
 
 @njit(cache=True)
 def _double_min_kernel(
     indptr, factors, pos, other, tables, M, m_sum, a_prob, a_idx, L, lam, D, scopes, g_prob,
-    g_idx, psi, lam2, x, n_steps, rng, values, stats,
+    g_idx, psi, lam2, x, n_steps, rng, thin, values, stats,
 ):  # fmt: skip
     n = x.size
     width = _max_degree(indptr)
@@ -383,7 +396,8 @@ def _double_min_kernel(
         stats[1, t] = B
         stats[2, t] = b2
         stats[3, t] = accepted
-        values[t] = x
+        if (t + 1) % thin == 0:
+            values[t // thin] = x
     return first
 
 
@@ -399,13 +413,15 @@ def poisson_mh(
     rng: np.random.Generator,
     x0: Any = None,
     lam: float = 10.0,
+    thin: int = 1,
 ) -> Chain:
     """Poisson-MH, single site, compiled; same output as ``reference.poisson_mh``."""
     lam = check_positive(lam, "lam")
+    thin = check_thin(thin, n_steps)
     x = initial_state(target, x0)
-    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     stats = np.empty((4, n_steps), dtype=np.int64)
-    _poisson_mh_kernel(*_local(target), lam, target.D, x, n_steps, rng, values, stats)
+    _poisson_mh_kernel(*_local(target), lam, target.D, x, n_steps, rng, thin, values, stats)
     return pack_poisson_mh(values, stats)
 
 
@@ -415,16 +431,18 @@ def min_gibbs(
     rng: np.random.Generator,
     x0: Any = None,
     lam: float = 10.0,
+    thin: int = 1,
 ) -> Chain:
     """MIN-Gibbs, compiled; same output as ``reference.min_gibbs``."""
     lam = check_positive(lam, "lam")
+    thin = check_thin(thin, n_steps)
     x = initial_state(target, x0)
     g_prob, g_idx = global_alias(target)
-    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     per_step = np.empty(n_steps, dtype=np.int64)
     first = _min_gibbs_kernel(
         target.scopes, target.tables, target.M, g_prob, g_idx, target.psi, lam, target.D, x,
-        n_steps, rng, values, per_step,
+        n_steps, rng, thin, values, per_step,
     )  # fmt: skip
     return Chain(values, int(first + per_step.sum()), {"factors_per_step": per_step})
 
@@ -435,13 +453,15 @@ def mgpmh(
     rng: np.random.Generator,
     x0: Any = None,
     lam: float = 10.0,
+    thin: int = 1,
 ) -> Chain:
     """MGPMH, compiled; same output as ``reference.mgpmh``."""
     lam = check_positive(lam, "lam")
+    thin = check_thin(thin, n_steps)
     x = initial_state(target, x0)
-    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     stats = np.empty((4, n_steps), dtype=np.int64)
-    _mgpmh_kernel(*_local(target), lam, target.D, x, n_steps, rng, values, stats)
+    _mgpmh_kernel(*_local(target), lam, target.D, x, n_steps, rng, thin, values, stats)
     return pack_mgpmh(target, values, stats)
 
 
@@ -452,17 +472,19 @@ def double_min_gibbs(
     x0: Any = None,
     lam: float = 10.0,
     lam2: float = 100.0,
+    thin: int = 1,
 ) -> Chain:
     """DoubleMIN-Gibbs, compiled; same output as ``reference.double_min_gibbs``."""
     lam = check_positive(lam, "lam")
     lam2 = check_positive(lam2, "lam2")
+    thin = check_thin(thin, n_steps)
     x = initial_state(target, x0)
     g_prob, g_idx = global_alias(target)
-    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     stats = np.empty((4, n_steps), dtype=np.int64)
     first = _double_min_kernel(
         *_local(target), lam, target.D, target.scopes, g_prob, g_idx, target.psi, lam2, x,
-        n_steps, rng, values, stats,
+        n_steps, rng, thin, values, stats,
     )  # fmt: skip
     return pack_double_min_gibbs(target, values, stats, first)
 

@@ -49,6 +49,16 @@ def poisson_count(rate: float, rng: np.random.Generator) -> int:
     return n
 
 
+def check_thin(thin: int, n_steps: int) -> int:
+    """``thin``: keep every thin-th state (the step costs stay per step). A full trajectory
+    copies n values per step; thinning by about n keeps a step's cost O(lam + L) (Statement 1)."""
+    if isinstance(thin, bool) or not isinstance(thin, int | np.integer) or thin < 1:
+        raise ValueError(f"thin = {thin!r}; valid: an integer >= 1")
+    if thin > max(n_steps, 1):
+        raise ValueError(f"thin = {thin} > n_steps = {n_steps}; valid: 1 <= thin <= n_steps")
+    return int(thin)
+
+
 def check_lam(lam: float) -> float:
     if isinstance(lam, bool) or not isinstance(lam, int | float) or not (0 < lam < math.inf):
         raise ValueError(f"parameter 'lam' = {lam!r} is invalid; valid: a number in (0, inf)")
@@ -144,15 +154,21 @@ def poisson_gibbs_step(
 
 
 def gibbs(
-    target: FactorGraphTarget, n_steps: int, rng: np.random.Generator, x0: Any = None
+    target: FactorGraphTarget,
+    n_steps: int,
+    rng: np.random.Generator,
+    x0: Any = None,
+    thin: int = 1,
 ) -> Chain:
     """Random-scan Gibbs (003, Alg. 1); D |A[i]| factor evaluations per step."""
+    thin = check_thin(thin, n_steps)
     x = initial_state(target, x0)
-    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     per_step = np.empty(n_steps, dtype=np.int64)
     for t in range(n_steps):
         per_step[t] = gibbs_step(target, x, rng)
-        values[t] = x
+        if (t + 1) % thin == 0:
+            values[t // thin] = x
     return Chain(values, int(target.D * per_step.sum()), {"factors_per_step": per_step})
 
 
@@ -162,6 +178,7 @@ def poisson_gibbs(
     rng: np.random.Generator,
     x0: Any = None,
     lam: float = 10.0,
+    thin: int = 1,
 ) -> Chain:
     """Poisson-Gibbs (003, Alg. 2). Evaluations per step: B (one per proposed draw, for the
     thinning test at the current x) + D |S| (the minibatch energy at every value).
@@ -170,12 +187,14 @@ def poisson_gibbs(
     ``kept_per_step`` = sum_phi s_phi (expectation sum_{A[i]} lam M_phi / L + phi(x) <= lam + L).
     """
     lam = check_lam(lam)
+    thin = check_thin(thin, n_steps)
     x = initial_state(target, x0)
-    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     stats = np.empty((3, n_steps), dtype=np.int64)
     for t in range(n_steps):
         stats[:, t] = poisson_gibbs_step(target, x, lam, rng)
-        values[t] = x
+        if (t + 1) % thin == 0:
+            values[t // thin] = x
     return pack_poisson_gibbs(target, values, stats)
 
 
@@ -228,6 +247,7 @@ def poisson_mh(
     rng: np.random.Generator,
     x0: Any = None,
     lam: float = 10.0,
+    thin: int = 1,
 ) -> Chain:
     """Poisson-MH, single site. Evaluations per step: B (thinning tests) + 2 |S| (U_s at the
     current and the proposed value).
@@ -236,12 +256,14 @@ def poisson_mh(
     ``accepted`` (0/1).
     """
     lam = check_positive(lam, "lam")
+    thin = check_thin(thin, n_steps)
     x = initial_state(target, x0)
-    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     stats = np.empty((4, n_steps), dtype=np.int64)
     for t in range(n_steps):
         stats[:, t] = poisson_mh_step(target, x, lam, rng)
-        values[t] = x
+        if (t + 1) % thin == 0:
+            values[t // thin] = x
     return pack_poisson_mh(values, stats)
 
 
@@ -289,6 +311,7 @@ def min_gibbs(
     rng: np.random.Generator,
     x0: Any = None,
     lam: float = 10.0,
+    thin: int = 1,
 ) -> Chain:
     """MIN-Gibbs (De Sa et al. 2018; notes Sec. 2): the state carries eps, an exp-unbiased estimate
     of U(x); each step draws a fresh global minibatch for every value u != x(i), keeps the stored
@@ -298,9 +321,10 @@ def min_gibbs(
     evaluations in the step (sum of the D - 1 minibatch sizes).
     """
     lam = check_positive(lam, "lam")
+    thin = check_thin(thin, n_steps)
     x = initial_state(target, x0)
     table = global_alias(target)
-    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     per_step = np.empty(n_steps, dtype=np.int64)
     eps, first = global_estimate(target, x, -1, 0, lam, table, rng)
     for t in range(n_steps):
@@ -318,7 +342,8 @@ def min_gibbs(
         x[i] = v
         eps = U[v]
         per_step[t] = draws
-        values[t] = x
+        if (t + 1) % thin == 0:
+            values[t // thin] = x
     return Chain(values, int(first + per_step.sum()), {"factors_per_step": per_step})
 
 
@@ -363,6 +388,7 @@ def mgpmh(
     rng: np.random.Generator,
     x0: Any = None,
     lam: float = 10.0,
+    thin: int = 1,
 ) -> Chain:
     """MGPMH (De Sa et al. 2018; notes Sec. 3): propose v ∝ exp(eps_v) from a local minibatch,
     accept with min(1, exp(U(y) - U(x)) rho(x(i)) / rho(v)), U(y) - U(x) exact over A[i]. Exact.
@@ -372,8 +398,9 @@ def mgpmh(
     ``exact_per_step`` = |A[i]| or 0, ``accepted`` (0/1; v = x(i) counts as accepted).
     """
     lam = check_positive(lam, "lam")
+    thin = check_thin(thin, n_steps)
     x = initial_state(target, x0)
-    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     stats = np.empty((4, n_steps), dtype=np.int64)
     for t in range(n_steps):
         i = int(rng.integers(0, target.n_vars))
@@ -392,7 +419,8 @@ def mgpmh(
             if accepted:
                 x[i] = v
         stats[:, t] = (nd, B, exact, accepted)
-        values[t] = x
+        if (t + 1) % thin == 0:
+            values[t // thin] = x
     return pack_mgpmh(target, values, stats)
 
 
@@ -403,6 +431,7 @@ def double_min_gibbs(
     x0: Any = None,
     lam: float = 10.0,
     lam2: float = 100.0,
+    thin: int = 1,
 ) -> Chain:
     """DoubleMIN-Gibbs (De Sa et al. 2018; notes Sec. 4): MGPMH's proposal (``lam``), then a
     pseudo-marginal MH step on a fresh global estimate eps_y (``lam2``, as in MIN-Gibbs) against
@@ -415,9 +444,10 @@ def double_min_gibbs(
     """
     lam = check_positive(lam, "lam")
     lam2 = check_positive(lam2, "lam2")
+    thin = check_thin(thin, n_steps)
     x = initial_state(target, x0)
     table = global_alias(target)
-    values = np.empty((n_steps, target.n_vars), dtype=np.int64)
+    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     stats = np.empty((4, n_steps), dtype=np.int64)
     eps, first = global_estimate(target, x, -1, 0, lam2, table, rng)
     for t in range(n_steps):
@@ -432,7 +462,8 @@ def double_min_gibbs(
             x[i] = v
             eps = eps_y
         stats[:, t] = (nd, B, b2, accepted)
-        values[t] = x
+        if (t + 1) % thin == 0:
+            values[t // thin] = x
     return pack_double_min_gibbs(target, values, stats, first)
 
 

@@ -172,3 +172,24 @@ def test_transition_check_has_power_against_planted_bugs(variant, tiny):
     P = poisson_gibbs_matrix(t, lam, variant=variant).P
     c = sample(SPECS["poisson-gibbs"], "numba", t, 200_000, np.random.default_rng(4), lam=lam)
     assert transition_pvalue(c, t, P) < 1e-6
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_thin_keeps_every_thin_th_state_and_all_step_costs(name, tiny):
+    """thin = 3 stores states 3, 6, ... of the same chain; extras and evals stay per step."""
+    target = tiny[0]
+    params = {"lam": 20.0} if "lam" in {p.name for p in SPECS[name].params} else {}
+    for impl in ("reference", "numba"):
+        full = sample(SPECS[name], impl, target, 30, np.random.default_rng(5), **params)
+        thinned = sample(SPECS[name], impl, target, 30, np.random.default_rng(5), thin=3, **params)
+        np.testing.assert_array_equal(thinned.values, full.values[2::3])
+        assert thinned.evals == full.evals
+        for key, value in full.extras.items():
+            np.testing.assert_array_equal(thinned.extras[key], value)
+
+
+@pytest.mark.parametrize("thin", [0, -2, 2.5, True, 31])
+def test_bad_thin_raises_before_work(thin, tiny):
+    for impl in ("reference", "numba"):
+        with pytest.raises(ValueError, match="thin"):
+            sample(SPECS["poisson-gibbs"], impl, tiny[0], 30, np.random.default_rng(0), thin=thin)
