@@ -66,6 +66,13 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         runner="harness.experiments.continuous_spin",
         renderer="harness.experiments.continuous_spin_report",
     ),
+    Experiment(
+        name="gaussian-mixture",
+        paper="003_07f92522b9b1c588.txt, Sec. 4.3",
+        summary="Truncated Gaussian mixture: PGITS, PGDA, Gibbs-rejection densities vs exact",
+        runner="harness.experiments.gaussian_mixture",
+        renderer="harness.experiments.gaussian_mixture_report",
+    ),
 )
 
 

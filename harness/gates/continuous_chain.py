@@ -121,6 +121,13 @@ def continuous_factor_graph_gates(
         raise ValueError(
             f"chain.values has shape {X.shape}; valid: (n_steps >= 16, {target.n_vars})"
         )
+    types = getattr(target, "types", None)
+    if types is not None and np.any(types != 0):
+        # The closed-form conditionals and the quadratic-form U below hold for bilinear only.
+        raise ValueError(
+            f"target {target.name!r} has non-bilinear factors; valid for these gates: bilinear "
+            "factors only (types all 0)"
+        )
     n = X.shape[0]
     energy = log_density(target, X)
     if not np.all(np.isfinite(energy)):

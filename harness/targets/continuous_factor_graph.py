@@ -1,15 +1,23 @@
-"""Continuous pairwise factor graphs on [a, b]^n (003_07f92522b9b1c588.txt, Sec. 3 and 4.2).
+"""Continuous pairwise factor graphs on [a, b]^n (003_07f92522b9b1c588.txt, Sec. 3, 4.2, 4.3).
 
 pi(x) ∝ exp(U(x)), U(x) = sum_phi phi(x), x in [a, b]^n. Every factor touches an ordered pair of
-distinct variables (u, w) = (x[scopes[f, 0]], x[scopes[f, 1]]) and is bilinear:
+distinct variables (u, w) = (x[scopes[f, 0]], x[scopes[f, 1]]); ``types[f]`` says which formula
+its four parameters ``coefs[f] = (c0, c1, c2, c3)`` feed (:func:`factor_value`, the one scalar
+function both the Python reference and, compiled, the Numba kernels call):
 
-    phi_f(u, w) = c0 + c1 u + c2 w + c3 u w,   coefs[f] = (c0, c1, c2, c3).
+* ``BILINEAR`` (0, the default): c0 + c1 u + c2 w + c3 u w (003 Sec. 4.2's continuous spin
+  model, beta A_ij (x_i x_j + 1));
+* ``MIXTURE`` (1): the tempered log-likelihood of one datum y of 003 Sec. 4.3's two-component
+  mixture with tied means, coefs = (y, q, tau, g0):
+  tau (log(exp(-q (y - u)^2) + exp(-q (y - u - w)^2)) - g0), q = 1 / (2 sigma_y^2);
+* ``QUADRATIC`` (2): c0 + c1 u^2 + c2 w^2 + c3 u w (Gaussian priors folded into one factor).
 
-Bilinear factors cover 003's continuous spin model (beta A_ij (x_i x_j + 1)) and keep the bound
-check exact: a bilinear function on a rectangle takes its extremes at the four corners, so
-0 <= phi <= M_phi is verified there. The adjacency (CSR), ``L``, ``psi``, ``delta`` and the alias
-tables over M_phi are built exactly as in :mod:`harness.targets.factor_graph`, so the Poisson
-counts of Statement 1 are drawn the same way as on discrete graphs.
+The bound check is exact for bilinear factors (a bilinear function on a rectangle takes its
+extremes at the four corners, so 0 <= phi <= M_phi is verified there); for the other types it is
+checked on a grid of the domain (their constructors derive the bounds analytically). The
+adjacency (CSR), ``L``, ``psi``, ``delta`` and the alias tables over M_phi are built exactly as
+in :mod:`harness.targets.factor_graph`, so the Poisson counts of Statement 1 are drawn the same
+way as on discrete graphs.
 
 Ground truth for tiny graphs (n <= 3): :meth:`bin_probabilities` integrates the joint over a grid
 of boxes by tensor Gauss-Legendre quadrature, and :meth:`exact_draws` draws from the joint by
@@ -30,10 +38,59 @@ from harness.targets.factor_graph import _check_scopes, _readonly, build_adjacen
 MAX_QUADRATURE_VARS = 3
 MAX_EXACT_PSI = 20.0
 
+BILINEAR = 0
+MIXTURE = 1
+QUADRATIC = 2
+FACTOR_TYPES = {BILINEAR: "bilinear", MIXTURE: "mixture", QUADRATIC: "quadratic"}
+#: Points per side of the grid on which non-bilinear factors are checked against [0, M].
+CHECK_GRID = 9
+#: Factors per chunk of that check (bounds its temporary memory).
+_CHECK_CHUNK = 20_000
+
 
 def bilinear(c0: float, c1: float, c2: float, c3: float, u: float, w: float) -> float:
     """phi(u, w) in the one fixed evaluation order the samplers (Python and Numba) also use."""
     return c0 + c1 * u + c2 * w + c3 * u * w
+
+
+def factor_value(t: int, c0: float, c1: float, c2: float, c3: float, u: float, w: float) -> float:
+    """phi(u, w) of a factor of type t (see the module docstring), scalar floats only.
+
+    Pure ``math`` code in one fixed order, so ``numba.njit`` compiles this very function for the
+    kernels and both implementations return the same bits.
+    """
+    if t == 1:
+        d1 = c0 - u
+        d2 = d1 - w
+        e1 = -c1 * (d1 * d1)
+        e2 = -c1 * (d2 * d2)
+        hi = max(e1, e2)
+        lo = min(e1, e2)
+        return c2 * ((hi - c3) + math.log1p(math.exp(lo - hi)))
+    if t == 2:
+        return c0 + c1 * u * u + c2 * w * w + c3 * u * w
+    return c0 + c1 * u + c2 * w + c3 * u * w
+
+
+def factor_values(types: np.ndarray, coefs: np.ndarray, u: np.ndarray, w: np.ndarray):
+    """Vectorised :func:`factor_value` (for quadrature and checks; not the samplers' bits).
+
+    ``u`` and ``w`` broadcast against the factor axis, the last one."""
+    c0, c1, c2, c3 = (coefs[:, j] for j in range(4))
+    out = c0 + c1 * u + c2 * w + c3 * u * w
+    quad = types == QUADRATIC
+    if quad.any():
+        out = np.where(quad, c0 + c1 * u * u + c2 * w * w + c3 * u * w, out)
+    mix = types == MIXTURE
+    if mix.any():
+        d1 = c0 - u
+        d2 = d1 - w
+        e1 = -c1 * (d1 * d1)
+        e2 = -c1 * (d2 * d2)
+        hi = np.maximum(e1, e2)
+        val = c2 * ((hi - c3) + np.log1p(np.exp(np.minimum(e1, e2) - hi)))
+        out = np.where(mix, val, out)
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,6 +105,7 @@ class ContinuousFactorGraphTarget:
     M: np.ndarray
     name: str = "continuous-factor-graph"
     meta: dict = field(default_factory=dict)
+    types: np.ndarray | None = None
     kind: ClassVar[str] = "factor-graph-continuous"
 
     adj_indptr: np.ndarray = field(init=False, repr=False)
@@ -84,24 +142,61 @@ class ContinuousFactorGraphTarget:
             raise ValueError(f"coefs has shape {coefs.shape}; valid: {(nf, 4)} (c0, c1, c2, c3)")
         if M.shape != (nf,):
             raise ValueError(f"M has shape {M.shape}; valid: ({nf},), one bound per factor")
+        if self.types is None:
+            types = np.zeros(nf, dtype=np.int64)
+        else:
+            types = np.array(self.types, dtype=np.int64, order="C")
+            if types.shape != (nf,):
+                raise ValueError(f"types has shape {types.shape}; valid: ({nf},)")
+            bad = ~np.isin(types, list(FACTOR_TYPES))
+            if bad.any():
+                f = int(np.argmax(bad))
+                raise ValueError(
+                    f"types[{f}] = {int(types[f])}; valid: {FACTOR_TYPES} (code: name)"
+                )
         object.__setattr__(self, "n_vars", int(n))
         object.__setattr__(self, "a", float(a))
         object.__setattr__(self, "b", float(b))
-        self._check_bounds(coefs, M)
-        for name, arr in (("scopes", scopes), ("coefs", coefs), ("M", M)):
+        self._check_bounds(coefs, M, types)
+        for name, arr in (("scopes", scopes), ("coefs", coefs), ("M", M), ("types", types)):
             object.__setattr__(self, name, _readonly(arr))
         build_adjacency(self)
 
-    def _check_bounds(self, coefs: np.ndarray, M: np.ndarray) -> None:
+    def _check_bounds(self, coefs: np.ndarray, M: np.ndarray, types: np.ndarray) -> None:
+        ok = np.isfinite(M) & (M > 0.0) & np.isfinite(coefs).all(axis=1)
+        if not ok.all():
+            f = int(np.argmin(ok))
+            raise ValueError(
+                f"factor {f}: M = {float(M[f])!r}, coefs = {coefs[f].tolist()}; "
+                "valid: finite, M > 0"
+            )
         corners = [(u, w) for u in (self.a, self.b) for w in (self.a, self.b)]
-        for f, (c, m) in enumerate(zip(coefs.tolist(), M.tolist(), strict=True)):
-            if not (math.isfinite(m) and m > 0.0) or not all(math.isfinite(v) for v in c):
-                raise ValueError(f"factor {f}: M = {m!r}, coefs = {c}; valid: finite, M > 0")
+        for f in np.flatnonzero(types == BILINEAR).tolist():
+            c, m = coefs[f].tolist(), float(M[f])
             vals = [bilinear(*c, u, w) for u, w in corners]
             if min(vals) < 0.0 or max(vals) > m:
                 raise ValueError(
                     f"factor {f} ranges over [{min(vals)!r}, {max(vals)!r}] on the domain; "
                     f"valid: within [0, M[{f}]] = [0, {m!r}]"
+                )
+        other = np.flatnonzero(types != BILINEAR)
+        if other.size == 0:
+            return
+        # A grid check, not a proof: constructors of these types derive M analytically.
+        g = np.linspace(self.a, self.b, CHECK_GRID)
+        u, w = (v.reshape(-1, 1) for v in np.meshgrid(g, g, indexing="ij"))
+        for lo in range(0, other.size, _CHECK_CHUNK):
+            fs = other[lo : lo + _CHECK_CHUNK]
+            vals = factor_values(types[fs], coefs[fs], u, w)
+            low, high = vals.min(axis=0), vals.max(axis=0)
+            bad = (low < 0.0) | (high > M[fs])
+            if bad.any():
+                j = int(np.argmax(bad))
+                f = int(fs[j])
+                raise ValueError(
+                    f"factor {f} ({FACTOR_TYPES[int(types[f])]}) ranges over "
+                    f"[{float(low[j])!r}, {float(high[j])!r}] on a {CHECK_GRID}x{CHECK_GRID} "
+                    f"grid of the domain; valid: within [0, M[{f}]] = [0, {float(M[f])!r}]"
                 )
 
     @property
@@ -113,8 +208,7 @@ class ContinuousFactorGraphTarget:
         x = np.asarray(x, dtype=np.float64)
         u = x[..., self.scopes[:, 0]]
         w = x[..., self.scopes[:, 1]]
-        c = self.coefs
-        return np.sum(c[:, 0] + c[:, 1] * u + c[:, 2] * w + c[:, 3] * u * w, axis=-1)
+        return np.sum(factor_values(self.types, self.coefs, u, w), axis=-1)
 
     def _check_tiny(self) -> None:
         if self.n_vars > MAX_QUADRATURE_VARS:
@@ -125,8 +219,9 @@ class ContinuousFactorGraphTarget:
 
     def bin_probabilities(self, n_bins: int = 4, n_points: int = 12) -> np.ndarray:
         """pi of each box of an n_bins^n grid over [a, b]^n (shape (n_bins,) * n), by tensor
-        Gauss-Legendre with n_points nodes per box side. The log-density is a polynomial of
-        degree <= 2 per variable times exp, so a dozen nodes per box is exact to ~1e-14."""
+        Gauss-Legendre with n_points nodes per box side. With bilinear factors the log-density
+        is a polynomial of degree <= 2 per variable times exp, so a dozen nodes per box is exact
+        to ~1e-14; other factor types need their own error check."""
         self._check_tiny()
         t, wt = np.polynomial.legendre.leggauss(n_points)
         edges = np.linspace(self.a, self.b, n_bins + 1)

@@ -1,4 +1,7 @@
-"""Specs of the continuous-state samplers (003_07f92522b9b1c588.txt, Sec. 3 and 4.2).
+"""Specs of the continuous-state samplers (003_07f92522b9b1c588.txt, Sec. 3, 4.2 and 4.3).
+
+They run on any :class:`ContinuousFactorGraphTarget`: bilinear factors (Sec. 4.2's spin model) or
+the typed factors of the truncated Gaussian mixture (Sec. 4.3), through one factor function.
 
 ``CONTINUOUS_FAMILY`` is not registered anywhere yet: the continuous verification problems and
 gates come later. All six are exact Markov kernels for pi (``guarantee="mcmc"``): rejection draws

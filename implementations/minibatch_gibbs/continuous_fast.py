@@ -17,42 +17,47 @@ import numpy as np
 from numba import njit
 
 from harness.spec import Chain
-from harness.targets.continuous_factor_graph import ContinuousFactorGraphTarget
+from harness.targets.continuous_factor_graph import ContinuousFactorGraphTarget, factor_value
 from implementations.minibatch_gibbs.continuous_reference import (
     BISECTION_STEPS,
     METHODS,
     _chain,
     cheb_plan,
+    check_budget,
     check_degree,
     check_lam,
     initial_state,
 )
 from implementations.minibatch_gibbs.fast import _poisson_count
 
+# The reference's own scalar function, compiled: one source for the factor formulas.
+_factor = njit(cache=True)(factor_value)
+
 
 @njit(cache=True)
-def _phi(factors, pos, other, coefs, slot, x, v):
+def _phi(factors, pos, other, coefs, types, slot, x, v):
     f = factors[slot]
     o = x[other[slot]]
     if pos[slot] == 0:
-        return coefs[f, 0] + coefs[f, 1] * v + coefs[f, 2] * o + coefs[f, 3] * v * o
-    return coefs[f, 0] + coefs[f, 1] * o + coefs[f, 2] * v + coefs[f, 3] * o * v
+        return _factor(types[f], coefs[f, 0], coefs[f, 1], coefs[f, 2], coefs[f, 3], v, o)
+    return _factor(types[f], coefs[f, 0], coefs[f, 1], coefs[f, 2], coefs[f, 3], o, v)
 
 
 @njit(cache=True)
 def _energy(
-    v, start, stop, poisson, factors, pos, other, coefs, M, L, lam, x, counts, distinct, nd
-):
+    v, start, stop, poisson, factors, pos, other, coefs, types, M, L, lam, x, counts, distinct,
+    nd,
+):  # fmt: skip
     acc = 0.0
     if poisson:
         for j in range(nd):
             k = distinct[j]
             m = M[factors[start + k]]
-            ph = _phi(factors, pos, other, coefs, start + k, x, v)
+            ph = _phi(factors, pos, other, coefs, types, start + k, x, v)
             acc += float(counts[k]) * math.log1p(L * ph / (lam * m))
     else:
         for slot in range(start, stop):
-            acc += _phi(factors, pos, other, coefs, slot, x, v)
+            acc += _phi(factors, pos, other, coefs, types, slot, x, v)
     return acc
 
 
@@ -121,8 +126,9 @@ def _invert(C, n, u, steps):
 
 @njit(cache=True)
 def _kernel(
-    method, poisson, mh, indptr, factors, pos, other, coefs, M, m_sum, a_prob, a_idx, L, lam,
-    a, b, tm, table_m, tk, table_k, x, n_steps, rng, values, stats, bisect,
+    method, poisson, mh, indptr, factors, pos, other, coefs, types, M, m_sum, a_prob, a_idx, L,
+    lam, a, b, tm, table_m, tk, table_k, x, n_steps, rng, values, stats, bisect, max_prop,
+    use_envelope, envelope,
 ):  # fmt: skip
     n = x.size
     width = 0
@@ -161,7 +167,7 @@ def _kernel(
                 m = M[factors[start + kk]]
                 base = cl * m
                 if rng.random() * (base + m) < base + _phi(
-                    factors, pos, other, coefs, start + kk, x, xi
+                    factors, pos, other, coefs, types, start + kk, x, xi
                 ):
                     if counts[kk] == 0:
                         distinct[nd] = kk
@@ -171,26 +177,31 @@ def _kernel(
         wid = nd if poisson else K
         n_energy = 0
         if method == 0:
-            if poisson:
+            if use_envelope:
+                top = envelope
+            elif poisson:
                 top = float(kept) * math.log1p(L / lam)
             else:
                 top = m_sum[i]
             while True:
                 v = a + (b - a) * rng.random()
                 e = _energy(
-                    v, start, stop, poisson, factors, pos, other, coefs, M, L, lam, x, counts,
-                    distinct, nd,
+                    v, start, stop, poisson, factors, pos, other, coefs, types, M, L, lam, x,
+                    counts, distinct, nd,
                 )  # fmt: skip
                 n_energy += 1
                 if rng.random() < math.exp(e - top):
+                    x[i] = v
+                    stats[5, step] = 1
                     break
-            x[i] = v
+                if n_energy == max_prop:
+                    break
             stats[2, step] = n_energy
         else:
             for j in range(nm):
                 E[j] = _energy(
-                    vm[j], start, stop, poisson, factors, pos, other, coefs, M, L, lam, x,
-                    counts, distinct, nd,
+                    vm[j], start, stop, poisson, factors, pos, other, coefs, types, M, L, lam,
+                    x, counts, distinct, nd,
                 )  # fmt: skip
             n_energy += nm
             top = E[0]
@@ -218,12 +229,12 @@ def _kernel(
                 t_old = min(max((xo - mid) / half, -1.0), 1.0)
                 t_new = min(max((v - mid) / half, -1.0), 1.0)
                 e_new = _energy(
-                    v, start, stop, poisson, factors, pos, other, coefs, M, L, lam, x, counts,
-                    distinct, nd,
+                    v, start, stop, poisson, factors, pos, other, coefs, types, M, L, lam, x,
+                    counts, distinct, nd,
                 )  # fmt: skip
                 e_old = _energy(
-                    xo, start, stop, poisson, factors, pos, other, coefs, M, L, lam, x, counts,
-                    distinct, nd,
+                    xo, start, stop, poisson, factors, pos, other, coefs, types, M, L, lam, x,
+                    counts, distinct, nd,
                 )  # fmt: skip
                 n_energy += 2
                 ratio = math.exp(e_new - e_old) * _clenshaw(c, nc, t_old)
@@ -253,6 +264,8 @@ def run(
     m: int = 3,
     k: int = 10,
     mh: bool = True,
+    max_proposals: int = 0,
+    envelope: float | None = None,
 ) -> Chain:
     """Compiled ``continuous_reference.run``; same arguments, same output."""
     code = METHODS[method]
@@ -260,18 +273,21 @@ def run(
         lam = check_lam(lam)
     m = check_degree("m", m)
     k = check_degree("k", k)
+    max_proposals, envelope = check_budget(max_proposals, envelope)
     x = initial_state(target, x0)
     tm, table_m = cheb_plan(m)
     tk, table_k = cheb_plan(k)
     values = np.empty((n_steps, target.n_vars))
-    stats = np.zeros((5, n_steps), dtype=np.int64)
+    stats = np.zeros((6, n_steps), dtype=np.int64)
     g = target
+    use_envelope = envelope is not None
     _kernel(
         code, int(poisson), bool(mh), g.adj_indptr, g.adj_factors, g.adj_pos, g.adj_other,
-        g.coefs, g.M, g.m_sum, g.alias_prob, g.alias_idx, g.L, float(lam), g.a, g.b, tm,
-        table_m, tk, table_k, x, n_steps, rng, values, stats, BISECTION_STEPS,
+        g.coefs, g.types, g.M, g.m_sum, g.alias_prob, g.alias_idx, g.L, float(lam), g.a, g.b,
+        tm, table_m, tk, table_k, x, n_steps, rng, values, stats, BISECTION_STEPS,
+        max_proposals, use_envelope, float(envelope) if use_envelope else 0.0,
     )  # fmt: skip
-    return _chain(values, stats, code, poisson)
+    return _chain(values, stats, code, poisson, max_proposals > 0 or use_envelope)
 
 
 def _make(method: str, poisson: bool):

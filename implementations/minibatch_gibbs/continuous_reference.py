@@ -16,6 +16,9 @@ kernel that leaves exp(E) invariant gives an exact sampler. Three such kernels:
 * ``da`` (Gibbs-DA / PGDA, 003 Alg. 3): degree-m interpolant E~ of E, then a degree-k interpolant
   g of exp(E~) (no further E evaluations), then as ``its``.
 
+Factors are evaluated by ``factor_value`` of the target module (bilinear, tempered mixture term or
+folded quadratic prior, by ``target.types``); the Numba kernels compile that same function.
+
 Chebyshev details (written out so the Numba kernels reproduce them bit for bit): interpolation at
 the first-kind points t_l = cos(pi (2l + 1) / (2N)), N = deg + 1, with coefficients
 c_j = (2 / N) sum_l f_l cos(pi j (2l + 1) / (2N)) (c_0 halved) summed in l order -- the same
@@ -41,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from harness.spec import Chain
-from harness.targets.continuous_factor_graph import ContinuousFactorGraphTarget, bilinear
+from harness.targets.continuous_factor_graph import ContinuousFactorGraphTarget, factor_value
 from implementations.minibatch_gibbs.reference import poisson_count
 
 METHODS = {"rejection": 0, "its": 1, "da": 2}
@@ -164,10 +167,11 @@ class _Step:
         g = self.g
         f = int(g.adj_factors[slot])
         o = float(self.x[g.adj_other[slot]])
-        c = g.coefs[f]
+        c0, c1, c2, c3 = (float(c) for c in g.coefs[f])
+        t = int(g.types[f])
         if g.adj_pos[slot] == 0:
-            return bilinear(float(c[0]), float(c[1]), float(c[2]), float(c[3]), v, o)
-        return bilinear(float(c[0]), float(c[1]), float(c[2]), float(c[3]), o, v)
+            return factor_value(t, c0, c1, c2, c3, v, o)
+        return factor_value(t, c0, c1, c2, c3, o, v)
 
     def draw_counts(self, lam: float, rng: np.random.Generator) -> int:
         """Statement 1 at the current x (as in the discrete reference). Returns B."""
@@ -222,14 +226,23 @@ def run(
     m: int = 3,
     k: int = 10,
     mh: bool = True,
+    max_proposals: int = 0,
+    envelope: float | None = None,
 ) -> Chain:
     """The shared driver of the six samplers. ``mh=False`` drops the MH correction of ``its`` /
-    ``da`` (a deliberately biased kernel, used only as the tests' negative control)."""
+    ``da`` (a deliberately biased kernel, used only as the tests' negative control).
+
+    Rejection only, both off by default (exact sampling): ``envelope`` replaces the exact bound
+    E_max by a chosen log-height log w, accepting with probability min(1, exp(E(v) - log w))
+    (003 Sec. 4.2-4.3's "proposal w g, w tuned"; biased where log w < E); ``max_proposals`` > 0
+    gives up after that many proposals and keeps x(i) (003 Sec. 4.3's fixed budget). With
+    either set the chain also reports ``accepted`` per step."""
     code = METHODS[method]
     if poisson:
         lam = check_lam(lam)
     m = check_degree("m", m)
     k = check_degree("k", k)
+    max_proposals, envelope = check_budget(max_proposals, envelope)
     x = initial_state(target, x0)
     a, b = target.a, target.b
     mid, half = 0.5 * (a + b), 0.5 * (b - a)
@@ -237,22 +250,26 @@ def run(
     tk, table_k = (p.tolist() for p in cheb_plan(k))
     vm = [mid + half * t for t in tm]
     values = np.empty((n_steps, target.n_vars))
-    # rows: factors in E, factor evaluations, proposals (rejection) or accepted (MH), B, kept
-    stats = np.zeros((5, n_steps), dtype=np.int64)
+    # rows: factors in E, factor evaluations, proposals (rejection) or accepted (MH), B, kept,
+    # accepted (rejection)
+    stats = np.zeros((6, n_steps), dtype=np.int64)
     for step in range(n_steps):
         i = int(rng.integers(0, target.n_vars))
         st = _Step(target, x, i)
         B = st.draw_counts(lam, rng) if poisson else 0
         n_energy = 0
         if code == 0:
-            top = st.energy_max()
+            top = st.energy_max() if envelope is None else envelope
             while True:
                 v = a + (b - a) * rng.random()
                 e = st.energy(v)
                 n_energy += 1
                 if rng.random() < math.exp(e - top):
+                    x[i] = v
+                    stats[5, step] = 1
                     break
-            x[i] = v
+                if n_energy == max_proposals:
+                    break
             stats[2, step] = n_energy
         else:
             E = [st.energy(v) for v in vm]
@@ -286,12 +303,30 @@ def run(
         stats[3, step] = B
         stats[4, step] = sum(st.counts.values())
         values[step] = x
-    return _chain(values, stats, code, poisson)
+    return _chain(values, stats, code, poisson, max_proposals > 0 or envelope is not None)
 
 
-def _chain(values: np.ndarray, stats: np.ndarray, code: int, poisson: bool) -> Chain:
+def check_budget(max_proposals: Any, envelope: Any) -> tuple[int, float | None]:
+    """The two rejection-budget options of ``run``, checked (0 and None: off)."""
+    if isinstance(max_proposals, bool) or not isinstance(max_proposals, int | np.integer):
+        raise ValueError(f"max_proposals = {max_proposals!r}; valid: an integer >= 0 (0: none)")
+    if max_proposals < 0:
+        raise ValueError(f"max_proposals = {max_proposals!r}; valid: an integer >= 0 (0: none)")
+    if envelope is not None:
+        ok = isinstance(envelope, int | float) and not isinstance(envelope, bool)
+        if not ok or not math.isfinite(envelope):
+            raise ValueError(f"envelope = {envelope!r}; valid: None or a finite log-height")
+        envelope = float(envelope)
+    return int(max_proposals), envelope
+
+
+def _chain(
+    values: np.ndarray, stats: np.ndarray, code: int, poisson: bool, budget: bool = False
+) -> Chain:
     extras = {"factors_per_step": stats[0], "evals_per_step": stats[1]}
     extras["proposals_per_step" if code == 0 else "accepted"] = stats[2]
+    if code == 0 and budget:
+        extras["accepted"] = stats[5]
     if poisson:
         extras["draws_per_step"] = stats[3]
         extras["kept_per_step"] = stats[4]

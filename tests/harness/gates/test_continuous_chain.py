@@ -20,6 +20,7 @@ from harness.targets.continuous_factor_graph import (
     continuous_spin_grid,
     tiny_continuous_graph,
 )
+from harness.targets.gaussian_mixture import gaussian_mixture_target
 from implementations.minibatch_gibbs import continuous_fast
 from implementations.minibatch_gibbs.continuous import CONTINUOUS_FAMILY
 
@@ -150,3 +151,9 @@ def test_large_asymmetric_target_gets_the_conditional_gate_only() -> None:
     out = gates(target, values)
     assert list(out) == ["ess", "conditional-pit"]
     assert not out["conditional-pit"].passed
+
+
+def test_non_bilinear_targets_are_refused() -> None:
+    gmm = gaussian_mixture_target(np.array([0.0, 1.0, 0.5]), 40.0)
+    with pytest.raises(ValueError, match="non-bilinear"):
+        gates(gmm, np.zeros((64, 2)))
