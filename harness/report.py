@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,19 @@ import matplotlib.pyplot as plt
 import numpy as np
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from harness.experiments.report_parts import cell, table
 from harness.results import MANIFEST, RECORDS, load_records
 from harness.runner import SAMPLES, SUMMARY, RunConfig, decide, load_sample
 from harness.targets.catalog import build_target
+from harness.timings import (
+    AsvResults,
+    BenchFile,
+    is_asv_results,
+    is_pytest_benchmark,
+    load_asv,
+    load_pytest_benchmark,
+)
+from harness.timings_report import asv_section, speed_section
 
 _SVG_NAMESPACES = (
     ' xmlns="http://www.w3.org/2000/svg"',
@@ -155,17 +166,226 @@ def verification_section(summary: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def build_context(runs: list[Path]) -> dict[str, Any]:
-    """One section per directory, in the order given: verification runs and experiments."""
-    from harness.experiments.store import is_experiment_dir
+@dataclass(frozen=True)
+class ReportInputs:
+    """The report's inputs, sorted by what they are."""
 
-    # Load every verification run first, so a bad directory fails before any figure is drawn.
-    loaded = [None if is_experiment_dir(r) else load_run(r) for r in runs]
-    sections = [
-        experiment_section(Path(path)) if summary is None else verification_section(summary)
-        for path, summary in zip(runs, loaded, strict=True)
-    ]
-    return {"sections": sections}
+    runs: tuple[Path, ...] = ()
+    experiments: tuple[Path, ...] = ()
+    asv: tuple[Path, ...] = ()
+    benchmarks: tuple[Path, ...] = ()
+
+
+def classify_inputs(paths: list[Path]) -> ReportInputs:
+    """Sort paths into verification runs, experiments, asv results and pytest-benchmark JSON."""
+    from harness.experiments.store import is_experiment_dir
+    from harness.results import MANIFEST
+
+    sorted_: dict[str, list[Path]] = {"runs": [], "experiments": [], "asv": [], "benchmarks": []}
+    for path in map(Path, paths):
+        if not path.exists():
+            raise ValueError(f"report input {str(path)!r} does not exist")
+        if is_experiment_dir(path):
+            sorted_["experiments"].append(path)
+        elif path.is_dir() and ((path / MANIFEST).exists() or (path / SUMMARY).exists()):
+            sorted_["runs"].append(path)
+        elif is_asv_results(path):
+            sorted_["asv"].append(path)
+        elif is_pytest_benchmark(path):
+            sorted_["benchmarks"].append(path)
+        else:
+            raise ValueError(
+                f"report input {str(path)!r} is none of: a verification run (harness verify "
+                "--out), an experiment directory (experiment.json), an asv results folder "
+                "(<machine>/machine.json inside), a pytest-benchmark JSON file"
+            )
+    return ReportInputs(**{k: tuple(v) for k, v in sorted_.items()})
+
+
+def verdict_matrix(sections: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Section 1 at a glance: algorithm x implementation rows, one column per gate."""
+    cells: dict[tuple[str, str], dict[str, list[str]]] = {}
+    gates: set[str] = set()
+    for s in sections:
+        for v in s["verdicts"]:
+            gates.add(v["gate"])
+            cells.setdefault((v["algorithm"], str(v["impl"])), {}).setdefault(v["gate"], []).append(
+                v["verdict"]
+            )
+    if not cells:
+        return None
+    columns = sorted(gates)
+    rows = []
+    for (algorithm, impl), by_gate in sorted(cells.items()):
+        row = [cell(algorithm), cell(impl)]
+        for g in columns:
+            got = by_gate.get(g, [])
+            if not got:
+                row.append(cell(""))
+                continue
+            passed = sum(x == "pass" for x in got)
+            row.append(cell(f"{passed}/{len(got)}", "pass" if passed == len(got) else "fail"))
+        rows.append(row)
+    return table(
+        "Verdicts by algorithm, implementation and gate (passed / verdicts)",
+        ["algorithm", "impl", *columns],
+        rows,
+        caption="Each verdict is one (problem, parameters) case; details, p-values, n and the "
+        "detectable effect are in each run's table below.",
+    )
+
+
+def _experiment_family(section: dict[str, Any]) -> str:
+    """The paper file an experiment reproduces: its family heading in section 2."""
+    return str(section.get("paper", "")).split(",", 1)[0] or "other"
+
+
+def missing_inputs(
+    inputs: ReportInputs, verification: list[dict[str, Any]], speed: dict[str, Any]
+) -> list[str]:
+    """What this report does not cover, so a partial report says so instead of looking whole."""
+    from harness.experiments import EXPERIMENTS
+    from harness.experiments.store import read_manifest
+    from harness.registry import build_registry
+
+    lines = []
+    names = [s.name for s in build_registry()]
+    if not inputs.runs:
+        lines.append("No verification run was given: section 1 is empty (`harness verify`).")
+    else:
+        seen = {v["algorithm"] for s in verification for v in s["verdicts"]}
+        lacking = [n for n in names if n not in seen]
+        if lacking:
+            lines.append(f"Registered algorithms without verdicts: {', '.join(lacking)}.")
+        for s in verification:
+            if not s["complete"]:
+                lines.append(f"Verification run {s['run']} is incomplete (interrupted?).")
+    done = {read_manifest(p).get("settings", {}).get("experiment") for p in inputs.experiments}
+    absent = [e.name for e in EXPERIMENTS if e.name not in done]
+    if absent:
+        lines.append(
+            f"Paper experiments not included: {', '.join(absent)} (`harness reproduce NAME`)."
+        )
+    if not inputs.benchmarks:
+        lines.append("No pytest-benchmark JSON: section 4 is empty (`make bench`).")
+    else:
+        timed = {row[0]["text"] for row in (speed["table"] or {}).get("rows", [])}
+        lacking = [n for n in names if n not in timed]
+        if lacking:
+            lines.append(f"Algorithms without a reference-vs-Numba timing: {', '.join(lacking)}.")
+    if not inputs.asv:
+        lines.append("No asv results folder: section 5 is empty (`make bench` or `asv run`).")
+    return lines
+
+
+def _gib(ram: Any) -> str:
+    """asv stores RAM as a byte count in a string."""
+    try:
+        return f"{int(ram) / 2**30:.1f} GiB"
+    except (TypeError, ValueError):
+        return str(ram or "-")
+
+
+def provenance_rows(
+    verification: list[dict[str, Any]],
+    inputs: ReportInputs,
+    asv: AsvResults | None,
+    bench: list[BenchFile],
+) -> dict[str, Any]:
+    """Section 6: where every input came from: commits, machines, versions, seeds."""
+    from harness.experiments.store import read_manifest
+    from harness.results import provenance
+
+    rows = []
+
+    def add(kind: str, source: str, commit: Any, machine: Any, python: Any, extra: str) -> None:
+        rows.append(
+            [
+                cell(kind),
+                cell(source),
+                cell(commit or "-"),
+                cell(machine or "-"),
+                cell(python or "-"),
+                cell(extra),
+            ]
+        )
+
+    for s in verification:
+        p, c = s["provenance"], s["config"]
+        dirty = " (uncommitted changes)" if p.get("dirty") else ""
+        add(
+            "verification",
+            s["run"],
+            f"{p.get('commit')}{dirty}",
+            p.get("machine"),
+            p.get("python"),
+            f"seed {c.get('seed')}, level {c.get('level')}",
+        )
+    for path in inputs.experiments:
+        m = read_manifest(path)
+        p, st = m.get("created_by", {}), m.get("settings", {})
+        add(
+            f"experiment {st.get('experiment')}",
+            str(path),
+            p.get("commit"),
+            p.get("machine"),
+            p.get("python"),
+            f"seed {st.get('seed', '-')}, level {st.get('level', '-')}",
+        )
+    if asv is not None:
+        for machine, info in sorted(asv.machines.items()):
+            commits = sorted({pt.commit[:8] for pt in asv.points if pt.machine == machine})
+            add(
+                "asv",
+                machine,
+                ", ".join(commits),
+                f"{info.get('cpu', '-')} x{info.get('num_cpu', '-')}",
+                info.get("python", "-"),
+                f"os {info.get('os', '-')}, ram {_gib(info.get('ram'))}",
+            )
+    for f in bench:
+        mi, ci = f.machine, f.commit
+        dirty = " (uncommitted changes)" if ci.get("dirty") else ""
+        add(
+            "pytest-benchmark",
+            f.source,
+            f"{ci.get('id', '-')}{dirty}",
+            mi.get("node"),
+            mi.get("python_version"),
+            f"{(mi.get('cpu') or {}).get('brand_raw', '-')}, {f.datetime}",
+        )
+    me = provenance()
+    versions = ", ".join(f"{k} {v}" for k, v in sorted(me["packages"].items()) if v)
+    add("this report", "harness report", me["commit"], me["machine"], me["python"], versions)
+    return table(
+        "Provenance of every input",
+        ["input", "source", "commit", "machine", "Python", "seed / level / versions"],
+        rows,
+    )
+
+
+def build_context(paths: list[Path]) -> dict[str, Any]:
+    """All six sections from whatever inputs were given; absent ones are listed as missing."""
+    inputs = classify_inputs(paths)
+    # Load every input first, so a bad one fails before any figure is drawn.
+    summaries = [load_run(r) for r in inputs.runs]
+    asv = load_asv(list(inputs.asv)) if inputs.asv else None
+    bench = [load_pytest_benchmark(p) for p in inputs.benchmarks]
+    verification = [verification_section(s) for s in summaries]
+    families: dict[str, list[dict[str, Any]]] = {}
+    for path in inputs.experiments:
+        section = experiment_section(path)
+        families.setdefault(_experiment_family(section), []).append(section)
+    speed = speed_section(bench)
+    return {
+        "matrix": verdict_matrix(verification),
+        "verification": verification,
+        "families": sorted(families.items()),
+        "speed": speed,
+        "timings": asv_section(asv),
+        "provenance": provenance_rows(verification, inputs, asv, bench),
+        "missing": missing_inputs(inputs, verification, speed),
+    }
 
 
 def write_report(runs: list[Path], output: Path) -> Path:

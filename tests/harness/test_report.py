@@ -3,9 +3,12 @@
 import re
 import textwrap
 
+import pytest
+
 from harness.report import write_report
 from harness.results import RECORDS
 from harness.runner import RunConfig, verify
+from tests.harness.report_inputs import ASV_RESULTS, PYTEST_BENCHMARK, small_real_inputs
 
 EVIL = "<script>alert(1)</script>"
 
@@ -43,3 +46,74 @@ def test_partial_run_still_renders_and_says_so(tmp_path):
     (out / "summary.json").unlink()
     html = write_report([out], tmp_path / "partial.html").read_text()
     assert "incomplete" in html and "truncated-gumbel" in html
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def test_report_has_all_six_sections_from_small_real_results(tmp_path):
+    html = write_report(small_real_inputs(tmp_path), tmp_path / "r.html").read_text()
+    text = _text(html)
+    for heading in (
+        "1. Verdict summary",
+        "2-3. Families",
+        "4. Reference against Numba",
+        "5. Timings by machine and commit",
+        "6. Provenance",
+    ):
+        assert heading in text
+    # Section 4: both recorded pairs, with an interquartile range.
+    assert "IQR range" in text and "poisson-gibbs" in text
+    # Section 5: the two machines side by side, and their ratio column.
+    assert "laptop-a" in text and "ci-runner-b" in text
+    assert "ci-runner-b / ci-runner-b" not in text and "laptop-a / ci-runner-b" in text
+    assert "Draw.time_draw(gumbel-max, numba)" in text
+    # Every figure is inline SVG; nothing is fetched: no src, no external href, no CSS url().
+    assert html.count("<svg") >= 3 and "<img" not in html
+    assert not re.search(r"\ssrc\s*=", html)
+    assert all(h.startswith("#") for h in re.findall(r'href="([^"]*)"', html))
+    assert all(u.startswith("#") for u in re.findall(r"url\(([^)]*)\)", html))  # SVG clip ids
+    assert "@import" not in html and "<script" not in html
+    # Partial: no experiment directory was given, and the page says so.
+    assert "This report is partial" in html and "Paper experiments not included" in text
+
+
+def test_speedups_use_side_by_side_medians_and_quartiles():
+    from harness.timings import load_pytest_benchmark, speedups
+
+    rows = {s.algorithm: s for s in speedups([load_pytest_benchmark(PYTEST_BENCHMARK)])}
+    assert set(rows) == {"gumbel-max", "poisson-gibbs"}
+    s = rows["poisson-gibbs"]
+    assert s.speedup == pytest.approx(s.reference_median / s.numba_median)
+    assert s.low <= s.speedup <= s.high
+    assert s.speedup > 1.0  # the compiled chain beats the pure-Python one
+
+
+def test_asv_results_merge_machines_and_commits():
+    from harness.timings import load_asv
+
+    got = load_asv([ASV_RESULTS])
+    assert set(got.machines) == {"laptop-a", "ci-runner-b"}
+    assert len({p.commit for p in got.points}) == 2
+    kinds = {p.kind for p in got.points}
+    assert kinds == {"time", "track"}
+    # One folder per machine merges the same way as one folder holding both.
+    split = load_asv([ASV_RESULTS / "laptop-a", ASV_RESULTS / "ci-runner-b"])
+    assert sorted(split.points, key=str) == sorted(got.points, key=str)
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda d: d / "nope", "does not exist"),
+        (lambda d: (d / "x.txt").write_text("hi") and d / "x.txt", "none of"),
+        (lambda d: (d / "b.json").write_text("{}") and d / "b.json", "none of"),
+    ],
+)
+def test_report_rejects_unknown_inputs_before_writing(tmp_path, make, match):
+    bad = make(tmp_path)
+    out = tmp_path / "r.html"
+    with pytest.raises(ValueError, match=match):
+        write_report([bad], out)
+    assert not out.exists()
