@@ -15,12 +15,16 @@ $(STAMP): pyproject.toml
 
 # The main job: a verification run of every registered algorithm, the quick reproductions of
 # the paper experiments (racing-synthetic: 000 Fig. 1; racing-arch: 000 Sec. 5.2; potts: 003
-# Sec. 4.1; minibatch-gap: 003 Thm. 1-2; continuous-spin: 003 Sec. 4.2; minutes each),
+# Sec. 4.1; minibatch-gap: 003 Thm. 1-2; continuous-spin: 003 Sec. 4.2; gaussian-mixture: 003
+# Sec. 4.3; minutes each),
 # then one HTML report of all. The report is written even when a gate fails; the exit code is
 # the verification's, unless a reproduction itself could not run (then its code, so that a
 # crash is never hidden). Same code and settings resume the previous run; otherwise it is moved
-# aside, never deleted.
-EXPERIMENTS := racing-synthetic racing-arch potts minibatch-gap continuous-spin
+# aside, never deleted. Timings from an earlier `make bench` (asv results, pytest-benchmark
+# JSON) join the report when they exist; without them the report says what is missing.
+ASV_INPUT = $(if $(wildcard .asv/results/*/machine.json),.asv/results)
+BENCH_INPUT = $(wildcard $(BENCH_JSON))
+EXPERIMENTS := racing-synthetic racing-arch potts minibatch-gap continuous-spin gaussian-mixture
 run: $(STAMP)
 	$(BIN)/harness verify --impl all --out $(RUN_DIR) --move-stale; rc=$$?; \
 	erc=0; dirs="$(RUN_DIR)"; \
@@ -28,7 +32,8 @@ run: $(STAMP)
 	  $(BIN)/harness reproduce $$e --level quick --out $(RUN_DIR)/$$e || erc=$$?; \
 	  if [ -f $(RUN_DIR)/$$e/experiment.json ]; then dirs="$$dirs $(RUN_DIR)/$$e"; fi; \
 	done; \
-	$(BIN)/harness report $$dirs --output $(RUN_DIR)/report.html || exit $$?; \
+	$(BIN)/harness report $$dirs $(ASV_INPUT) $(BENCH_INPUT) --output $(RUN_DIR)/report.html \
+	  || exit $$?; \
 	if [ $$rc -eq 0 ] && [ $$erc -ne 0 ]; then exit $$erc; fi; \
 	exit $$rc
 
@@ -42,10 +47,20 @@ test-full: $(STAMP)
 	$(BIN)/python -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
+# `make bench`: the speed ratios, the pytest-benchmark pair per algorithm (JSON for the report),
+# then every asv benchmark once in this venv, recorded under .asv/results/<machine>/ against HEAD
+# (docs/benchmarks.md). BENCH_MACHINE names this machine in merged results (default: hostname).
+BENCH_JSON ?= reports/bench/pytest-benchmark.json
+BENCH_MACHINE ?=
+BENCH_ASV_MACHINE := $(if $(BENCH_MACHINE),--machine $(BENCH_MACHINE))
 bench: $(STAMP)
 	$(BIN)/harness speed
-	$(BIN)/asv machine --yes
-	$(BIN)/asv run --python=same --quick
+	mkdir -p $(dir $(BENCH_JSON))
+	$(BIN)/python -m pytest bench -q --benchmark-only --benchmark-warmup=off \
+	  --benchmark-min-rounds=3 --benchmark-max-time=0.5 --benchmark-columns=median,iqr,rounds \
+	  --benchmark-json=$(BENCH_JSON)
+	$(BIN)/asv machine --yes $(BENCH_ASV_MACHINE)
+	$(BIN)/asv run --python=same --quick --set-commit-hash=$$(git rev-parse HEAD) $(BENCH_ASV_MACHINE)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

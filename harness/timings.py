@@ -270,7 +270,7 @@ def speedups(files: list[BenchFile]) -> list[Speedup]:
             key = _algorithm_and_impl(row)
             if key is None:
                 continue
-            problem = str(row.params.get("problem", ""))
+            problem = str(row.params.get("problem") or row.params.get("size") or "")
             pairs.setdefault((key[0], problem), {})[key[1]] = row
         for (algorithm, problem), both in sorted(pairs.items()):
             if set(both) != {"reference", "numba"}:

@@ -22,6 +22,12 @@ from harness.timings import AsvPoint, AsvResults, BenchFile, Speedup, speedups
 MAX_HISTORY_PLOTS = 12
 
 
+def short_label(label: str) -> str:
+    """A benchmark label without its suite module: "bench_x.TimeKind..." -> "TimeKind..."."""
+    head, _, rest = label.partition(".")
+    return rest if rest and head.islower() else label
+
+
 def format_value(value: float, unit: str) -> str:
     """A measurement in a readable unit: seconds as ns/us/ms/s, bytes as KiB/MiB/GiB."""
     if unit == "seconds":
@@ -34,7 +40,7 @@ def format_value(value: float, unit: str) -> str:
             if value < scale:
                 return f"{value / scale * 1024:.3g} {name}"
         return f"{value / 2**30:.3g} GiB"
-    return f"{value:.4g} {unit}".strip()
+    return f"{value:.4g}"
 
 
 def _svg(fig: plt.Figure) -> str:
@@ -106,14 +112,14 @@ def machine_table(results: AsvResults) -> dict[str, Any]:
     latest = _latest(list(results.points))
     labels = sorted({p.label for p in results.points})
     units = {p.label: p.unit for p in results.points}
-    columns = ["benchmark"]
+    columns = ["benchmark", "unit"]
     for m in machines:
         columns.append(m)
         if m != machines[0]:
             columns.append(f"{m} / {machines[0]}")
     body = []
     for label in labels:
-        row = [cell(label)]
+        row = [cell(short_label(label)), cell(units[label] or "-")]
         base = latest.get((machines[0], label))
         for m in machines:
             p = latest.get((m, label))
@@ -165,7 +171,7 @@ def history_figures(results: AsvResults) -> list[dict[str, str]]:
         ax.set_ylabel("seconds (median, IQR)", fontsize=7)
         ax.set_ylim(bottom=0)
         ax.legend(fontsize=6, frameon=False)
-        figures.append({"title": label, "svg": _svg(fig)})
+        figures.append({"title": short_label(label), "svg": _svg(fig)})
     return figures
 
 
@@ -175,15 +181,16 @@ def history_table(results: AsvResults) -> dict[str, Any]:
     keys = [(c, m) for _, c, m in cols]
     by = {(p.label, p.commit, p.machine): p for p in results.points}
     body = []
+    units = {p.label: p.unit for p in results.points}
     for label in sorted({p.label for p in results.points}):
-        row = [cell(label)]
+        row = [cell(short_label(label)), cell(units[label] or "-")]
         for c, m in keys:
             p = by.get((label, c, m))
             row.append(cell(format_value(p.value, p.unit) if p else "-", "num"))
         body.append(row)
     return table(
         "asv history: every benchmark by machine and commit",
-        ["benchmark"] + [f"{m} @ {c[:8]}" for c, m in keys],
+        ["benchmark", "unit"] + [f"{m} @ {c[:8]}" for c, m in keys],
         body,
     )
 

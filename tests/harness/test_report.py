@@ -26,9 +26,7 @@ def test_report_inlines_svg_loads_nothing_and_escapes_plugin_names(tmp_path):
             """
         )
     )
-    config = RunConfig(
-        algorithms=(EVIL,), impls=("reference",), plugins=(str(plugin),)
-    )
+    config = RunConfig(algorithms=(EVIL,), impls=("reference",), plugins=(str(plugin),))
     verify(config, tmp_path / "run", workers=1, progress=False)
     html = write_report([tmp_path / "run"], tmp_path / "r.html").read_text()
     assert EVIL not in html and "&lt;script&gt;" in html
