@@ -87,3 +87,22 @@ def test_browser_check_catches_a_page_that_logs_errors(browser, tmp_path):
     page.write_text("<!doctype html><p>x</p><script>undefinedFunction()</script>", encoding="utf-8")
     _, console = render(browser, page, tmp_path / "bad.png")
     assert any("undefinedFunction" in line for line in console)
+
+
+#: The issue's budget for the report of a full default run (`make run`).
+MAX_REPORT_BYTES = 5 * 2**20
+
+
+def test_a_full_run_report_is_small_and_opens_fast(browser, tmp_path):
+    """Point SAMPLER_HARNESS_REPORT at the report of `make run` (reports/latest/report.html)."""
+    given = os.environ.get("SAMPLER_HARNESS_REPORT")
+    if not given:
+        pytest.skip("set SAMPLER_HARNESS_REPORT to a report written by `make run`")
+    report = Path(given)
+    assert report.stat().st_size < MAX_REPORT_BYTES
+    blank = tmp_path / "blank.html"
+    blank.write_text("<!doctype html><title>blank</title><p>blank</p>", encoding="utf-8")
+    blank_s, _ = render(browser, blank, tmp_path / "blank.png")
+    wall_s, console = render(browser, report, tmp_path / "full.png")
+    assert console == []
+    assert wall_s - blank_s < LOAD_BUDGET_S, f"report {wall_s:.2f} s vs blank {blank_s:.2f} s"
