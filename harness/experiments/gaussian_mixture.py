@@ -43,16 +43,14 @@ import numpy as np
 from tqdm import tqdm
 
 from harness.experiments.store import (
-    RECORDS_FILE,
     RunSummary,
     append_record,
     check_int,
     check_positive,
     check_run_args,
     load_records,
-    open_experiment,
-    repair_records,
     spawn_key,
+    start_run,
 )
 from harness.results import provenance
 from harness.runner import check_seed
@@ -529,10 +527,7 @@ def run(
     check_run_args(part, workers)
     t0 = time.perf_counter()
     out = Path(out)
-    open_experiment(out, config.manifest())
-    path = out / RECORDS_FILE
-    repair_records(path)
-    done = {r["key"] for r in load_records(path)}
+    path, done = start_run(out, config.manifest())
     settings = plan(config)
     todo = [s for s in settings if s.key not in done]
     log(f"{NAME}: {len(settings)} items planned, {len(done)} already on disk, {len(todo)} to run")

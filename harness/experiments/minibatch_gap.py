@@ -35,14 +35,11 @@ import numpy as np
 from scipy.stats import poisson
 
 from harness.experiments.store import (
-    RECORDS_FILE,
     RunSummary,
     append_record,
     check_run_args,
-    load_records,
-    open_experiment,
-    repair_records,
     spawn_key,
+    start_run,
 )
 from harness.gates.mcmc import spectral_gap
 from harness.registry import build_registry
@@ -647,10 +644,7 @@ def run(
     check_config(config)
     t0 = time.perf_counter()
     out = Path(out)
-    open_experiment(out, config.manifest())
-    path = out / RECORDS_FILE
-    repair_records(path)
-    done = {r["key"] for r in load_records(path)}
+    path, done = start_run(out, config.manifest())
     p = plan(config)
     todo: list[ExactSetting | ChainSetting] = []
     if part in ("all", "exact"):

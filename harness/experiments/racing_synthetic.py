@@ -33,14 +33,11 @@ from statsmodels.stats.proportion import proportion_confint
 from tqdm import tqdm
 
 from harness.experiments.store import (
-    RECORDS_FILE,
     RunSummary,
     append_record,
     check_run_args,
-    load_records,
-    open_experiment,
-    repair_records,
     spawn_key,
+    start_run,
 )
 from harness.registry import build_registry
 from harness.results import provenance
@@ -522,10 +519,7 @@ def run(
     check_run_args(part, workers, PARTS)
     t0 = time.perf_counter()
     out = Path(out)
-    open_experiment(out, config.manifest())
-    path = out / RECORDS_FILE
-    repair_records(path)
-    done = {r["key"] for r in load_records(path)}
+    path, done = start_run(out, config.manifest())
     p = plan(config)
     todo_err = [s for s in p.errors if s.key not in done] if part != "speed" else []
     todo_speed = [s for s in p.speed if s.key not in done] if part != "errors" else []

@@ -79,6 +79,16 @@ def _provenance_summary() -> dict[str, Any]:
     return {k: p.get(k) for k in keep}
 
 
+def start_run(out: Path, settings: Mapping[str, Any]) -> tuple[Path, set[str]]:
+    """Open (or reopen, same settings only) ``out`` for a run: its records path, with a torn last
+    line cut, and the keys of the settings already recorded there, which a resumed run skips."""
+    out = Path(out)
+    open_experiment(out, settings)
+    path = out / RECORDS_FILE
+    repair_records(path)
+    return path, {r["key"] for r in load_records(path)}
+
+
 def repair_records(path: Path) -> None:
     """Cut a last line that a kill left without its newline, so the next append starts clean."""
     if not path.exists():
