@@ -33,7 +33,9 @@ from harness.experiments.store import (
     check_int,
     check_positive,
     check_run_args,
+    checkpoints,
     load_records,
+    setting_rng,
     spawn_key,
     start_run,
 )
@@ -258,13 +260,6 @@ def plan(config: ContinuousSpinConfig) -> tuple[RunSetting, ...]:
     return (reference_setting(config), *chains)
 
 
-def checkpoints(n_steps: int, count: int) -> tuple[int, ...]:
-    """About ``count`` geometric iteration counts from 10 (or 1) up to ``n_steps``, inclusive."""
-    start = min(10, n_steps)
-    grid = np.geomspace(start, n_steps, count)
-    return tuple(sorted(set(np.rint(grid).astype(int).tolist()) | {n_steps}))
-
-
 @lru_cache(maxsize=2)
 def build_target(side: int, beta: float, scale: float) -> ContinuousFactorGraphTarget:
     return continuous_spin_grid(side, beta, scale)
@@ -380,7 +375,7 @@ def _run_chunks(
     target = build_target(s.side, s.beta, s.scale)
     kernel = _kernels()[s.algorithm]
     params = s.params(target.L)
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=spawn_key(s.key)))
+    rng = setting_rng(seed, s.key)
     counts = np.zeros((target.n_vars, s.n_bins), dtype=np.int64)
     x = np.zeros(target.n_vars)
     sums: dict[str, float] = {}

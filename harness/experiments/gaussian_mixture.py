@@ -49,6 +49,7 @@ from harness.experiments.store import (
     check_positive,
     check_run_args,
     load_records,
+    setting_rng,
     spawn_key,
     start_run,
 )
@@ -289,7 +290,7 @@ def plan(config: GaussianMixtureConfig) -> tuple[RunSetting, ...]:
 @lru_cache(maxsize=2)
 def build_target(seed: int, n_data: int, L: float) -> ContinuousFactorGraphTarget:
     """The data (their own stream of ``seed``) and the tempered target."""
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=spawn_key(f"data|{n_data}")))
+    rng = setting_rng(seed, f"data|{n_data}")
     return gaussian_mixture_target(mixture_data(n_data, rng), L)
 
 
@@ -442,7 +443,7 @@ def run_chain_setting(s: RunSetting, seed: int, truth: dict[str, Any]) -> ChainR
     target = build_target(seed, s.n_data, s.L)
     method, poisson = _KERNELS[s.algorithm]
     params = s.params(truth["envelope"])
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=spawn_key(s.key)))
+    rng = setting_rng(seed, s.key)
     counts = np.zeros((s.n_bins, s.n_bins), dtype=np.int64)
     x = np.zeros(2)
     sums: dict[str, float] = {}

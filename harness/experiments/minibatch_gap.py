@@ -37,8 +37,11 @@ from scipy.stats import poisson
 from harness.experiments.store import (
     RunSummary,
     append_record,
+    check_int,
+    check_positive,
     check_run_args,
-    spawn_key,
+    lists_to_tuples,
+    setting_rng,
     start_run,
 )
 from harness.gates.mcmc import spectral_gap
@@ -120,22 +123,10 @@ class MinibatchGapConfig:
             lam_over_L=tuple(m["lam_over_L"]),
             lam_over_L2=tuple(m["lam_over_L2"]),
             max_grid=m["max_grid"],
-            chains=tuple(ChainSpec(**_tuples(c)) for c in m["chains"]),
+            chains=tuple(ChainSpec(**lists_to_tuples(c)) for c in m["chains"]),
             tail=m["tail"],
             notes=tuple(m["notes"]),
         )
-
-
-def _tuples(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: tuple(v) if isinstance(v, list) else v for k, v in d.items()}
-
-
-def _positive(name: str, value: Any, integer: bool = False) -> None:
-    kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
-    ok = not isinstance(value, bool) and isinstance(value, kinds) and math.isfinite(value)
-    if not ok or value <= 0:
-        kind = "an integer" if integer else "a finite number"
-        raise ValueError(f"parameter {name!r} = {value!r} is invalid; valid: {kind} > 0")
 
 
 def check_config(config: MinibatchGapConfig) -> None:
@@ -147,22 +138,22 @@ def check_config(config: MinibatchGapConfig) -> None:
     if len(set(names)) != len(names):
         raise ValueError(f"parameter 'graphs' has repeated names {names}; valid: unique names")
     for g in config.graphs:
-        _positive("graphs.n", g.n, integer=True)
-        _positive("graphs.D", g.D, integer=True)
+        check_int(g.n, "graphs.n", 1)
+        check_int(g.D, "graphs.D", 1)
         if g.n < 2 or g.D < 2 or g.D**g.n > 256:
             raise ValueError(
                 f"parameter 'graphs' ({g.name}: n = {g.n}, D = {g.D}) is invalid; valid: "
                 "n >= 2, D >= 2, D^n <= 256 (exact matrices)"
             )
-        _positive("graphs.L", g.L)
+        check_positive(g.L, "graphs.L")
         if not 0.0 <= g.edge_prob <= 1.0:
             raise ValueError(f"parameter 'graphs.edge_prob' = {g.edge_prob!r}; valid: [0, 1]")
     for name in ("lam_over_L", "lam_over_L2"):
         for v in getattr(config, name):
-            _positive(name, v)
+            check_positive(v, name)
     if not config.lam_over_L and not config.lam_over_L2:
         raise ValueError("parameters 'lam_over_L' and 'lam_over_L2' are both empty; valid: >= 1")
-    _positive("max_grid", config.max_grid)
+    check_positive(config.max_grid, "max_grid")
     if not 0.0 < config.tail < 1e-6:
         raise ValueError(f"parameter 'tail' = {config.tail!r}; valid: in (0, 1e-6)")
     for c in config.chains:
@@ -171,15 +162,14 @@ def check_config(config: MinibatchGapConfig) -> None:
                 f"parameter 'chains.graph' = {c.graph!r}; valid: 'potts' or {', '.join(names)}"
             )
         if c.graph == "potts":
-            _positive("chains.side", c.side, integer=True)
-            _positive("chains.beta", c.beta)
-            _positive("chains.D", c.D, integer=True)
+            check_int(c.side, "chains.side", 1)
+            check_positive(c.beta, "chains.beta")
+            check_int(c.D, "chains.D", 1)
         for v in c.lam_over_L2:
-            _positive("chains.lam_over_L2", v)
-        _positive("chains.n_steps", c.n_steps, integer=True)
-        _positive("chains.max_lag", c.max_lag, integer=True)
-        if isinstance(c.burn_in, bool) or not isinstance(c.burn_in, int) or c.burn_in < 0:
-            raise ValueError(f"parameter 'chains.burn_in' = {c.burn_in!r}; valid: integer >= 0")
+            check_positive(v, "chains.lam_over_L2")
+        check_int(c.n_steps, "chains.n_steps", 1)
+        check_int(c.max_lag, "chains.max_lag", 1)
+        check_int(c.burn_in, "chains.burn_in", 0)
         if c.n_steps < 20 * c.max_lag:
             raise ValueError(
                 f"parameter 'chains.max_lag' = {c.max_lag} is too large for n_steps = "
@@ -342,15 +332,11 @@ def grid_size(target: FactorGraphTarget, lam: float, tail: float) -> float:
 # ---------------------------------------------------------------- targets
 
 
-def _rng(seed: int, label: str) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=spawn_key(label)))
-
-
 @lru_cache(maxsize=16)
 def _graph_target(
     name: str, n: int, D: int, L: float, edge_prob: float, seed: int
 ) -> FactorGraphTarget:
-    raw = random_factor_graph(n, D, _rng(seed, f"graph|{name}"), edge_prob=edge_prob)
+    raw = random_factor_graph(n, D, setting_rng(seed, f"graph|{name}"), edge_prob=edge_prob)
     # Scaling every table and bound by one constant sets L exactly, keeping the graph's shape.
     c = L / raw.L
     return FactorGraphTarget(n, D, raw.scopes, raw.tables * c, raw.M * c, name=name)
@@ -563,7 +549,7 @@ def run_chain_setting(s: ChainSetting, config: MinibatchGapConfig) -> dict[str, 
     c = next(c for c in config.chains if c.name == s.chain)
     t0 = time.perf_counter()
     target = chain_target(c, config)
-    series, factors = _observable_series(s, target, c, _rng(config.seed, s.key))
+    series, factors = _observable_series(s, target, c, setting_rng(config.seed, s.key))
     chain_s = time.perf_counter() - t0
     est: dict[str, dict[str, Any]] = {}
     for o, v in series.items():

@@ -6,7 +6,6 @@ written here; the template escapes every text it gets from this module.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -26,15 +25,12 @@ from harness.experiments.minibatch_gap import (
     thm2_bound,
 )
 from harness.experiments.report_parts import cell, table
+from harness.experiments.report_parts import fmt as _g
 from harness.experiments.store import RECORDS_FILE, load_records, read_manifest
 from harness.report import _svg
 
 COLORS = {"gibbs": "#444444", "poisson-gibbs": "#1b9e77"}
 OBS_STYLE = {"energy": "o", "frac0": "s"}
-
-
-def _g(x: float | None, spec: str = ".3g") -> str:
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
 
 
 # ---------------------------------------------------------------- figures

@@ -34,7 +34,9 @@ from harness.experiments.store import (
     check_int,
     check_positive,
     check_run_args,
+    checkpoints,
     load_records,
+    setting_rng,
     spawn_key,
     start_run,
 )
@@ -290,13 +292,6 @@ def plan(config: PottsConfig) -> tuple[RunSetting, ...]:
     )
 
 
-def checkpoints(n_steps: int, count: int) -> tuple[int, ...]:
-    """About ``count`` geometric iteration counts from 10 (or 1) up to ``n_steps``, inclusive."""
-    start = min(10, n_steps)
-    grid = np.geomspace(start, n_steps, count)
-    return tuple(sorted(set(np.rint(grid).astype(int).tolist()) | {n_steps}))
-
-
 @lru_cache(maxsize=2)
 def build_target(side: int, beta: float, D: int, scale: float) -> FactorGraphTarget:
     return potts_grid(side, beta, D, scale=scale)
@@ -349,7 +344,7 @@ def run_chain_setting(s: RunSetting, seed: int) -> ChainRecord:
     target = build_target(s.side, s.beta, s.D, s.scale)
     kernel = _kernels()[s.sampler.algorithm]
     params = s.sampler.params(target.L)
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=spawn_key(s.key)))
+    rng = setting_rng(seed, s.key)
     n, D = target.n_vars, target.D
     offsets = (np.arange(n, dtype=np.int64) * D)[None, :]
     counts = np.zeros((n, D), dtype=np.int64)

@@ -36,6 +36,8 @@ from harness.experiments.store import (
     RunSummary,
     append_record,
     check_run_args,
+    lists_to_tuples,
+    setting_rng,
     spawn_key,
     start_run,
 )
@@ -121,9 +123,9 @@ class RacingSyntheticConfig:
     @classmethod
     def from_manifest(cls, m: dict[str, Any]) -> RacingSyntheticConfig:
         """The inverse of :meth:`manifest` (JSON turns tuples into lists; turn them back)."""
-        variants = tuple(Variant(**_tuples(v)) for v in m["variants"])
+        variants = tuple(Variant(**lists_to_tuples(v)) for v in m["variants"])
         skips = tuple(Skip(**s) for s in m["skips"])
-        speed = SpeedPlan(**_tuples(m["speed"])) if m.get("speed") else None
+        speed = SpeedPlan(**lists_to_tuples(m["speed"])) if m.get("speed") else None
         return cls(
             level=m["level"],
             seed=m["seed"],
@@ -135,10 +137,6 @@ class RacingSyntheticConfig:
             speed=speed,
             notes=tuple(m["notes"]),
         )
-
-
-def _tuples(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: tuple(v) if isinstance(v, list) else v for k, v in d.items()}
 
 
 def config_for_level(level: str, seed: int = 0) -> RacingSyntheticConfig:
@@ -363,15 +361,11 @@ def _speed_settings(p: SpeedPlan | None) -> tuple[SpeedSetting, ...]:
     )
 
 
-def _rng(seed: int, label: str, *extra: int) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=spawn_key(label) + extra))
-
-
 @lru_cache(maxsize=2)
 def _target(distribution: str, sigma: float, D: int, N: int, seed: int) -> DiscreteFactorTarget:
     # The raw rewards depend on (distribution, D, N) only, so every sigma rescales the same
     # draws and every algorithm and delta faces exactly the same problem.
-    rng = _rng(seed, f"target|{distribution}|D={D}|N={N}")
+    rng = setting_rng(seed, f"target|{distribution}|D={D}|N={N}")
     return synthetic_rewards(D, N, distribution, sigma, rng)
 
 
@@ -405,7 +399,7 @@ def _interval(errors: int, n: int) -> tuple[float, float]:
 def run_error_setting(s: ErrorSetting, seed: int) -> ErrorRecord:
     """Draw ``s.n`` samples with the exact answer under the same noise; count the misses."""
     target = _target(s.distribution, s.sigma, s.D, s.N, seed)
-    rng = _rng(seed, s.key)
+    rng = setting_rng(seed, s.key)
     t0 = time.perf_counter()
     draws = sample(_spec(s.algorithm), IMPL, target, s.n, rng, **s.params())
     wall = time.perf_counter() - t0
@@ -464,12 +458,14 @@ def run_speed_setting(s: SpeedSetting, seed: int) -> SpeedRecord:
     load_before = _load_average()
     target = _target(s.distribution, s.sigma, s.D, s.N, seed)
     racing, exact = _spec("racing-normal"), _spec(EXACT_ALGORITHM)
-    _timed_draws(racing, target, 2, _rng(seed, s.key, 999), delta=s.delta)
-    _timed_draws(exact, target, 2, _rng(seed, s.key, 999))
+    _timed_draws(racing, target, 2, setting_rng(seed, s.key, 999), delta=s.delta)
+    _timed_draws(exact, target, 2, setting_rng(seed, s.key, 999))
     racing_times, exact_times, evals = [], [], 0
     for r in range(s.repeat):
-        t_r, spent = _timed_draws(racing, target, s.draws, _rng(seed, s.key, r, 0), delta=s.delta)
-        t_e, _ = _timed_draws(exact, target, s.draws, _rng(seed, s.key, r, 1))
+        t_r, spent = _timed_draws(
+            racing, target, s.draws, setting_rng(seed, s.key, r, 0), delta=s.delta
+        )
+        t_e, _ = _timed_draws(exact, target, s.draws, setting_rng(seed, s.key, r, 1))
         racing_times.append(t_r)
         exact_times.append(t_e)
         evals += spent

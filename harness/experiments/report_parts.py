@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,8 +29,8 @@ def table(
 
 
 def fmt(x: float | None, spec: str = ".3g") -> str:
-    """A number as text, '-' for a missing one."""
-    return "-" if x is None else format(x, spec)
+    """A number as text, '-' for a missing one (None or NaN)."""
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
 
 
 def by_label(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:

@@ -162,6 +162,24 @@ def spawn_key(label: str) -> tuple[int, ...]:
     return (int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:8], "little"))
 
 
+def setting_rng(seed: int, label: str, *extra: int) -> np.random.Generator:
+    """The Generator of one setting: the run seed, spawned by the setting's label (and ``extra``
+    words), so a resumed run draws what an uninterrupted one would have."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=spawn_key(label) + extra))
+
+
+def checkpoints(n_steps: int, count: int) -> tuple[int, ...]:
+    """About ``count`` geometric iteration counts from 10 (or 1) up to ``n_steps``, inclusive."""
+    start = min(10, n_steps)
+    grid = np.geomspace(start, n_steps, count)
+    return tuple(sorted(set(np.rint(grid).astype(int).tolist()) | {n_steps}))
+
+
+def lists_to_tuples(d: dict[str, Any]) -> dict[str, Any]:
+    """A manifest entry read back from JSON: its lists become the tuples the frozen config holds."""
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in d.items()}
+
+
 def check_int(value: Any, name: str, low: int) -> None:
     """An experiment setting that must be an integer >= ``low`` (bool is not an integer)."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
