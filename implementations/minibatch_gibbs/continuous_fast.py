@@ -25,10 +25,10 @@ from implementations.minibatch_gibbs.continuous_reference import (
     cheb_plan,
     check_budget,
     check_degree,
-    check_lam,
     initial_state,
 )
 from implementations.minibatch_gibbs.fast import _poisson_count
+from implementations.minibatch_gibbs.reference import check_positive
 
 # The reference's own scalar function, compiled: one source for the factor formulas.
 _factor = njit(cache=True)(factor_value)
@@ -270,7 +270,7 @@ def run(
     """Compiled ``continuous_reference.run``; same arguments, same output."""
     code = METHODS[method]
     if poisson:
-        lam = check_lam(lam)
+        lam = check_positive(lam, "lam")
     m = check_degree("m", m)
     k = check_degree("k", k)
     max_proposals, envelope = check_budget(max_proposals, envelope)

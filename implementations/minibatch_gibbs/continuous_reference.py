@@ -45,18 +45,12 @@ import numpy as np
 
 from harness.spec import Chain
 from harness.targets.continuous_factor_graph import ContinuousFactorGraphTarget, factor_value
-from implementations.minibatch_gibbs.reference import poisson_count
+from implementations.minibatch_gibbs.reference import check_positive, poisson_count
 
 METHODS = {"rejection": 0, "its": 1, "da": 2}
 BISECTION_STEPS = 60
 #: Degrees above this make the per-step cost and the cosine table pointless for this harness.
 MAX_DEGREE = 256
-
-
-def check_lam(lam: Any) -> float:
-    if isinstance(lam, bool) or not isinstance(lam, int | float) or not (0 < lam < math.inf):
-        raise ValueError(f"parameter 'lam' = {lam!r} is invalid; valid: a number in (0, inf)")
-    return float(lam)
 
 
 def check_degree(name: str, deg: Any) -> int:
@@ -239,7 +233,7 @@ def run(
     either set the chain also reports ``accepted`` per step."""
     code = METHODS[method]
     if poisson:
-        lam = check_lam(lam)
+        lam = check_positive(lam, "lam")
     m = check_degree("m", m)
     k = check_degree("k", k)
     max_proposals, envelope = check_budget(max_proposals, envelope)

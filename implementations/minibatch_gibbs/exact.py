@@ -14,13 +14,13 @@ ignoring the multiplicity s_phi.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import poisson
 
 from harness.targets.factor_graph import FactorGraphTarget
+from implementations.minibatch_gibbs.reference import check_positive
 
 VARIANTS = ("correct", "no-phi-rate", "no-multiplicity")
 
@@ -96,8 +96,7 @@ def poisson_gibbs_matrix(
     """003, Alg. 2 averaged over s (see the module docstring for the truncation bound)."""
     if variant not in VARIANTS:
         raise ValueError(f"variant = {variant!r}; valid: one of {', '.join(VARIANTS)}")
-    if not (0 < lam < math.inf):
-        raise ValueError(f"parameter 'lam' = {lam!r} is invalid; valid: a number in (0, inf)")
+    check_positive(lam, "lam")
     states = target.states()
     P = np.zeros((states.shape[0], states.shape[0]))
     worst = 0.0
@@ -135,11 +134,6 @@ def _poisson_grid(rates: np.ndarray, tail: float) -> tuple[np.ndarray, np.ndarra
     return s, weight, tau
 
 
-def _check_lam(lam: float) -> None:
-    if not (0 < lam < math.inf):
-        raise ValueError(f"parameter 'lam' = {lam!r} is invalid; valid: a number in (0, inf)")
-
-
 def metropolis_matrix(target: FactorGraphTarget) -> np.ndarray:
     """Plain single-site MH with Poisson-MH's proposal: i uniform, v uniform over the D - 1 other
     values, accept min(1, exp(U(y) - U(x))). Thm. 2's comparison chain."""
@@ -162,7 +156,7 @@ def poisson_mh_matrix(target: FactorGraphTarget, lam: float, tail: float = 1e-15
     Each acceptance probability lies in [0, 1], so the truncated s-mass (<= tau) moves every entry
     by at most tau; the missing mass goes to the diagonal (as in ``poisson_gibbs_matrix``).
     """
-    _check_lam(lam)
+    check_positive(lam, "lam")
     states = target.states()
     P = np.zeros((states.shape[0], states.shape[0]))
     q = 1.0 / (target.n_vars * (target.D - 1))
@@ -190,7 +184,7 @@ def mgpmh_matrix(target: FactorGraphTarget, lam: float, tail: float = 1e-15) -> 
     """MGPMH averaged over its local minibatch s ~ Poisson(lam M_phi / L) on A[i]: for each s,
     P(x -> x^v) = min(rho_s(v), exp(U(x^v) - U(x)) rho_s(x(i))) for v != x(i) (an independence MH
     on x(i)). The truncation moves every entry by at most tau, as above."""
-    _check_lam(lam)
+    check_positive(lam, "lam")
     states = target.states()
     P = np.zeros((states.shape[0], states.shape[0]))
     worst = 0.0

@@ -17,7 +17,6 @@ from numba import njit
 from harness.spec import Chain
 from harness.targets.factor_graph import FactorGraphTarget
 from implementations.minibatch_gibbs.reference import (
-    check_lam,
     check_positive,
     check_thin,
     global_alias,
@@ -92,9 +91,7 @@ def _poisson_gibbs_kernel(
 ):  # fmt: skip
     n = x.size
     U = np.empty(D)
-    width = 0
-    for i in range(n):
-        width = max(width, indptr[i + 1] - indptr[i])
+    width = _max_degree(indptr)
     counts = np.zeros(width, dtype=np.int64)
     distinct = np.empty(width, dtype=np.int64)
     c = lam / L
@@ -154,7 +151,7 @@ def poisson_gibbs(
     thin: int = 1,
 ) -> Chain:
     """Poisson-Gibbs (003, Alg. 2), compiled; same output as ``reference.poisson_gibbs``."""
-    lam = check_lam(lam)
+    lam = check_positive(lam, "lam")
     thin = check_thin(thin, n_steps)
     x = initial_state(target, x0)
     values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)

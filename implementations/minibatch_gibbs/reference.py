@@ -59,12 +59,6 @@ def check_thin(thin: int, n_steps: int) -> int:
     return int(thin)
 
 
-def check_lam(lam: float) -> float:
-    if isinstance(lam, bool) or not isinstance(lam, int | float) or not (0 < lam < math.inf):
-        raise ValueError(f"parameter 'lam' = {lam!r} is invalid; valid: a number in (0, inf)")
-    return float(lam)
-
-
 def phi_at(target: FactorGraphTarget, slot: int, x: np.ndarray, v: int) -> float:
     """The factor at CSR position ``slot`` of A[i], evaluated at x with x(i) replaced by v."""
     f = int(target.adj_factors[slot])
@@ -186,7 +180,7 @@ def poisson_gibbs(
     extras: ``factors_per_step`` = |S| (distinct factors with s_phi > 0), ``draws_per_step`` = B,
     ``kept_per_step`` = sum_phi s_phi (expectation sum_{A[i]} lam M_phi / L + phi(x) <= lam + L).
     """
-    lam = check_lam(lam)
+    lam = check_positive(lam, "lam")
     thin = check_thin(thin, n_steps)
     x = initial_state(target, x0)
     values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
