@@ -8,7 +8,6 @@ the page says which tasks are missing. A directory holding ``experiment.json`` i
 
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ import numpy as np
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from harness.experiments.report_parts import cell, table
+from harness.figures import inline_svg as _svg
 from harness.results import MANIFEST, RECORDS, load_records
 from harness.runner import SAMPLES, SUMMARY, RunConfig, decide, load_sample
 from harness.targets.catalog import build_target
@@ -34,30 +34,6 @@ from harness.timings import (
     load_pytest_benchmark,
 )
 from harness.timings_report import asv_section, speed_section
-
-_SVG_NAMESPACES = (
-    ' xmlns="http://www.w3.org/2000/svg"',
-    ' xmlns:xlink="http://www.w3.org/1999/xlink"',
-)
-
-
-def _svg(fig: plt.Figure) -> str:
-    buf = io.StringIO()
-    # No metadata: it carries a date (irreproducible) and RDF namespace URLs.
-    fig.savefig(
-        buf,
-        format="svg",
-        bbox_inches="tight",
-        metadata={"Creator": None, "Date": None, "Format": None, "Type": None},
-    )
-    plt.close(fig)
-    text = buf.getvalue()
-    text = text[text.index("<svg") :]
-    # Inline SVG in HTML needs no namespace declarations (the HTML parser supplies them, also
-    # for xlink:href); dropping them leaves no URL at all in the page, not even unfetched ones.
-    for decl in _SVG_NAMESPACES:
-        text = text.replace(decl, "", 1)
-    return text
 
 
 def _config(run: Path) -> RunConfig | None:
@@ -269,8 +245,7 @@ def missing_inputs(
     if not inputs.benchmarks:
         lines.append("No pytest-benchmark JSON: section 4 is empty (`make bench`).")
     else:
-        timed = {row[0]["text"] for row in (speed["table"] or {}).get("rows", [])}
-        lacking = [n for n in names if n not in timed]
+        lacking = [n for n in names if n not in speed["timed"]]
         if lacking:
             lines.append(f"Algorithms without a reference-vs-Numba timing: {', '.join(lacking)}.")
     if not inputs.asv:

@@ -1,7 +1,7 @@
 """Report sections 4 and 5: Numba-versus-reference speedups, and asv timings by machine and commit.
 
 Both build plain dicts for ``report.html.j2`` (tables through :mod:`harness.experiments.
-report_parts`) and inline SVG figures through :func:`harness.report.svg`.
+report_parts`) and inline SVG figures through :func:`harness.figures.inline_svg`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from harness.experiments.report_parts import cell, fmt, table
+from harness.figures import inline_svg as _svg
 from harness.timings import AsvPoint, AsvResults, BenchFile, Speedup, speedups
 
 #: History plots drawn at most (the benchmarks that moved most across commits); the table has all.
@@ -43,17 +44,11 @@ def format_value(value: float, unit: str) -> str:
     return f"{value:.4g}"
 
 
-def _svg(fig: plt.Figure) -> str:
-    from harness.report import _svg as inline_svg  # imported late: report.py imports this module
-
-    return inline_svg(fig)
-
-
 def speed_section(files: list[BenchFile]) -> dict[str, Any]:
     """Section 4: one row per algorithm, reference and Numba timed in the same process."""
     rows = speedups(files)
     if not rows:
-        return {"present": bool(files), "table": None, "figure": None, "sources": []}
+        return {"present": bool(files), "table": None, "figure": None, "sources": [], "timed": []}
     body = [
         [
             cell(s.algorithm),
@@ -78,6 +73,7 @@ def speed_section(files: list[BenchFile]) -> dict[str, Any]:
         "table": t,
         "figure": _speedup_figure(rows),
         "sources": sorted({s.source for s in rows}),
+        "timed": sorted({s.algorithm for s in rows}),
     }
 
 

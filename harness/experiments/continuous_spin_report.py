@@ -28,7 +28,7 @@ from harness.experiments.report_parts import by_label as _by_label
 from harness.experiments.report_parts import cell, table
 from harness.experiments.report_parts import fmt as _g
 from harness.experiments.store import RECORDS_FILE, load_records, read_manifest
-from harness.report import _svg
+from harness.figures import inline_svg as _svg
 
 COLORS = {"gibbs-its": "#000000", "pgits": "#1f78b4", "pgda": "#e6550d"}
 

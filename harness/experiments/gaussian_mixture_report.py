@@ -30,7 +30,7 @@ from harness.experiments.gaussian_mixture import (
 from harness.experiments.report_parts import cell, table
 from harness.experiments.report_parts import fmt as _g
 from harness.experiments.store import RECORDS_FILE, load_records, read_manifest
-from harness.report import _svg
+from harness.figures import inline_svg as _svg
 from harness.targets.gaussian_mixture import BOX, PAPER_L, PAPER_N
 
 COLORS = {"exact": "#000000", "pgits": "#1f78b4", "pgda": "#e6550d", "gibbs-rejection": "#33a02c"}

@@ -27,7 +27,7 @@ from harness.experiments.minibatch_gap import (
 from harness.experiments.report_parts import cell, table
 from harness.experiments.report_parts import fmt as _g
 from harness.experiments.store import RECORDS_FILE, load_records, read_manifest
-from harness.report import _svg
+from harness.figures import inline_svg as _svg
 
 COLORS = {"gibbs": "#444444", "poisson-gibbs": "#1b9e77"}
 OBS_STYLE = {"energy": "o", "frac0": "s"}

@@ -23,7 +23,7 @@ from harness.experiments.racing_arch import (
 )
 from harness.experiments.report_parts import cell, table
 from harness.experiments.store import RECORDS_FILE, load_records
-from harness.report import _svg
+from harness.figures import inline_svg as _svg
 
 
 @dataclass(frozen=True)

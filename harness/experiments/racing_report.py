@@ -27,7 +27,7 @@ from harness.experiments.racing_synthetic import (
 from harness.experiments.report_parts import cell, table
 from harness.experiments.report_parts import fmt as _g
 from harness.experiments.store import RECORDS_FILE, load_records, read_manifest
-from harness.report import _svg
+from harness.figures import inline_svg as _svg
 from implementations.racing import b_normal_table
 
 COLORS = {"lil-ucb": "#1f77b4", "racing-ebs": "#d95f02", "racing-normal": "#1b9e77"}
