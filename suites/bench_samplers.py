@@ -43,7 +43,9 @@ def _warm(case: _p.Case) -> None:
         case.run(n=2, seed=0)
 
 
-class _TimeBase:
+class _WarmCase:
+    """Setup shared by the time and peak-memory benchmarks: the case built and warmed."""
+
     kind = ""
     param_names = ["algorithm", "impl", "size"]
     timeout = 300
@@ -52,6 +54,8 @@ class _TimeBase:
         self.case = _p.case(algorithm, impl, self.kind, size)
         _warm(self.case)
 
+
+class _TimeBase(_WarmCase):
     def time_sample(self, algorithm: str, impl: str, size: str) -> None:
         self.case.run()
 
@@ -127,15 +131,7 @@ class _MixingBase:
     track_ess_per_eval.unit = "effective samples per evaluation"  # type: ignore[attr-defined]
 
 
-class _MemoryBase:
-    kind = ""
-    param_names = ["algorithm", "impl", "size"]
-    timeout = 300
-
-    def setup(self, algorithm: str, impl: str, size: str) -> None:
-        self.case = _p.case(algorithm, impl, self.kind, size)
-        _warm(self.case)
-
+class _MemoryBase(_WarmCase):
     def peakmem_sample(self, algorithm: str, impl: str, size: str) -> None:
         self.case.run()
 
