@@ -13,23 +13,21 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
-# The main job: a verification run of every registered algorithm, the quick reproductions of
-# the paper experiments (racing-synthetic: 000 Fig. 1; racing-arch: 000 Sec. 5.2; potts: 003
-# Sec. 4.1; minibatch-gap: 003 Thm. 1-2; continuous-spin: 003 Sec. 4.2; gaussian-mixture: 003
-# Sec. 4.3; minutes each),
-# then one HTML report of all. The report is written even when a gate fails; the exit code is
+# The main job: a verification run of every registered algorithm, the quick reproduction of
+# every paper experiment in harness.experiments.EXPERIMENTS (`harness list --experiments`;
+# minutes each), then one HTML report of all. The report is written even when a gate fails; the exit code is
 # the verification's, unless a reproduction itself could not run (then its code, so that a
 # crash is never hidden). Same code and settings resume the previous run; otherwise it is moved
 # aside, never deleted. Timings from an earlier `make bench` (asv results, pytest-benchmark
 # JSON) join the report when they exist; without them the report says what is missing.
 ASV_INPUT = $(if $(wildcard .asv/results/*/machine.json),.asv/results)
 BENCH_INPUT = $(wildcard $(BENCH_JSON))
-EXPERIMENTS := racing-synthetic racing-arch potts minibatch-gap continuous-spin gaussian-mixture
+SCHEDULER ?= process
 run: $(STAMP)
-	$(BIN)/harness verify --impl all --out $(RUN_DIR) --move-stale; rc=$$?; \
-	erc=0; dirs="$(RUN_DIR)"; \
-	for e in $(EXPERIMENTS); do \
-	  $(BIN)/harness reproduce $$e --level quick --out $(RUN_DIR)/$$e || erc=$$?; \
+	$(BIN)/harness verify --impl all --out $(RUN_DIR) --move-stale --scheduler $(SCHEDULER); \
+	rc=$$?; erc=0; dirs="$(RUN_DIR)"; \
+	for e in $$($(BIN)/harness list --experiments); do \
+	  $(BIN)/harness reproduce $$e --level quick --out $(RUN_DIR)/$$e --move-stale || erc=$$?; \
 	  if [ -f $(RUN_DIR)/$$e/experiment.json ]; then dirs="$$dirs $(RUN_DIR)/$$e"; fi; \
 	done; \
 	$(BIN)/harness report $$dirs $(ASV_INPUT) $(BENCH_INPUT) --output $(RUN_DIR)/report.html \

@@ -31,59 +31,51 @@ examples:
   harness verify --algorithm gumbel-max --impl numba --seed 7
   harness verify --plugin my_samplers.py --algorithm my-sampler
   harness verify --out runs/today                  rerun the same command to resume a killed run
+  harness verify --scheduler local:4               on a Dask LocalCluster of 4 worker processes
+  harness verify --scheduler tcp://10.0.0.5:8786   on a running Dask cluster (see README)
+
+where it runs (--scheduler):
+  process        a local process pool of --workers processes (the default: all cores)
+  inprocess      one task after another in this process
+  local:K        a Dask LocalCluster of K single-threaded worker processes
+  tcp://H:P      a running Dask scheduler; start one with `dask scheduler` and workers with
+                 `dask worker tcp://H:P` on machines with the same code and environment
+  Every backend gives the same records for the same --seed (only wall time and host differ).
+  Only this process writes OUT, so killing it loses at most the tasks in flight.
 """
 
-EPILOG_REPRODUCE = """\
-racing-synthetic (000_26bed7cc1ef3ab92.txt, Fig. 1 and Appx. C.1):
-  D states, N rewards per state drawn from Normal(0,1), Uniform[0,1] or LogNormal(0,2), rescaled
-  to a fixed pmf and reward variance sigma^2 (larger sigma = harder). lil-ucb, racing-ebs and
-  racing-normal (Numba, pairwise variance) draw n samples per setting for delta in
-  {0.001, 0.003, 0.01, 0.03, 0.1}; each draw is checked against the exact argmax under the
-  same Gumbel noise. Recorded: errors with a 95% Clopper-Pearson interval, proportion of the
-  N*D rewards sampled, fraction stopped early, wall time. A benchmark times racing-normal
-  (delta 0.05) against exact gumbel-max and compares the wall-clock speedup with the saving in
-  evaluations (goal: speedup >= 0.7 x saving).
 
-levels:
-  quick  D=10, N=1e4, n=2000, sigma in {1e-5, 1e-3, 1e-2}; lil-ucb skipped at sigma=1e-2;
-         benchmark at N=1e4. A few minutes on 2 cores.
-  full   the paper's sizes: D=10, N=1e5, n=1e4, sigma in {1e-5, 1e-4, 1e-3, 1e-2}, plus
-         D=2, D=100 (sigma <= 1e-3; lil-ucb only at 1e-5) and the marginal variance;
-         benchmark at N=1e5. About a day on one core; --workers K spreads the settings.
+def _reproduce_epilog() -> str:
+    """The experiments' help, from the one EXPERIMENTS table."""
+    from harness.experiments import EXPERIMENTS
 
-racing-arch (000_26bed7cc1ef3ab92.txt, Sec. 5.2), on SIMULATED ARCH(10) returns with t_5
-  innovations (the paper's index data are not available): Carlin & Chib model choice over
-  q in {5, ..., 30}; exact Gibbs + MALA against Racing-Normal Gibbs + SGLD corrected by racing
-  MH (delta 0.05, m1 50, control variates). Recorded: error rates of both racing steps,
-  likelihood evaluations, log p(q | r) during adaptation, autocorrelation and ESS of q.
-  quick: N=3000 terms, 3 chains x 4000 sweeps (about a minute). full: N=13000, 5 chains x 1e5.
-  --part and --workers do not apply.
-
-potts (003_07f92522b9b1c588.txt, Sec. 4.1): 20x20 Potts, D = 10, beta = 4.6, L = 5.09;
-  Gibbs, Poisson-Gibbs (lam = 0.1, 1, 5 L^2), DoubleMIN-Gibbs (lam2 = L^2, 1e4 L^2): marginal
-  error against iterations and time, factors per iteration beside the paper's 7, 28, 132.
-minibatch-gap (003, Thm. 1 and 2): exact spectral gaps on tiny graphs over a lam grid against
-  the theorems' bounds, and gaps estimated from chains on a Potts grid.
-continuous-spin (003, Sec. 4.2): 20x20 continuous spin, L = 13.71, lam = L^2, m = 3, k = 10;
-  PGITS and PGDA against a long Gibbs-ITS run by symmetric KL, factors per iteration vs 190.
-gaussian-mixture (003, Sec. 4.3): truncated 2-D Gaussian mixture posterior on [-6, 6]^2, the
-  likelihood tempered so that L = 1581.14; lam = 500, m = 20, k = 25; PGITS, PGDA and Gibbs with
-  rejection against the exact posterior on a grid (TV, Hellinger, symmetric KL), factors per
-  iteration vs 1802. Quick: N = 1e4 data; full: the paper's N = 1e6 (hours).
-
-output (--out, default reports/EXPERIMENT-LEVEL):
-  experiment.json  the settings; a directory made with other settings is refused
-  records.jsonl    one JSON line per finished setting (type "error" or "speed")
-  report.html      written at the end; `harness report DIR [DIR ...]` renders it again,
-                   also next to verification runs
-  A killed run keeps every finished setting: run the same command again to resume.
-
-examples:
-  harness reproduce racing-synthetic                         quick level
-  harness reproduce racing-synthetic --level full --workers 2 --out runs/fig1
-  harness reproduce racing-synthetic --level full --part speed --out runs/fig1
-  harness reproduce racing-arch --out runs/arch
-"""
+    lines = []
+    for e in EXPERIMENTS:
+        lines.append(f"{e.name} ({e.paper}): {e.summary}")
+        lines.extend(textwrap.wrap(e.help, width=92, initial_indent="  ", subsequent_indent="  "))
+    lines += [
+        "",
+        "levels: quick (minutes, reduced sizes; what `make run` runs) or full (the paper's sizes).",
+        "",
+        "where it runs: --scheduler as for `harness verify` (default: a process pool of",
+        "--workers processes, default 1, so timings do not share the CPU); every backend gives",
+        "the same records for the same --seed, apart from timings.",
+        "",
+        "output (--out, default reports/EXPERIMENT-LEVEL):",
+        "  experiment.json  the settings and the code's provenance; a directory made with other",
+        "                   settings or code is refused (or moved aside with --move-stale)",
+        "  records.jsonl    one group of JSON lines per finished task",
+        "  report.html      written at the end; `harness report DIR [DIR ...]` renders it again,",
+        "                   also next to verification runs",
+        "  A killed run keeps every finished task: run the same command again to resume.",
+        "",
+        "examples:",
+        "  harness reproduce racing-synthetic                         quick level",
+        "  harness reproduce racing-synthetic --level full --workers 2 --out runs/fig1",
+        "  harness reproduce potts --level full --scheduler local:8 --out runs/potts",
+        "  harness reproduce minibatch-gap --part exact --out runs/gap",
+    ]
+    return "\n".join(lines)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -107,6 +99,11 @@ def _parser() -> argparse.ArgumentParser:
     lst = sub.add_parser("list", help="list registered algorithms (and problems)")
     lst.add_argument("--json", action="store_true", help="machine-readable output")
     lst.add_argument("--problems", action="store_true", help="list verification problems too")
+    lst.add_argument(
+        "--experiments",
+        action="store_true",
+        help="print only the paper experiments' names, one per line (what `make run` runs)",
+    )
     lst.add_argument("--plugin", action="append", default=[], metavar="MODULE_OR_FILE")
 
     ver = sub.add_parser(
@@ -160,7 +157,7 @@ def _parser() -> argparse.ArgumentParser:
         help="if --out holds a run with other settings or code, rename it to OUT.<time> and "
         "start fresh (default: refuse)",
     )
-    ver.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    _add_backend_args(ver, "processes for --scheduler process (default: all cores)")
     ver.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
     rep = sub.add_parser(
@@ -268,20 +265,34 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _add_backend_args(p: argparse.ArgumentParser, workers_help: str) -> None:
+    from harness.engine import SCHEDULER_HELP
+
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="WHERE",
+        help=f"where tasks run: {SCHEDULER_HELP}",
+    )
+    p.add_argument("--workers", type=int, default=None, help=workers_help)
+
+
 def _add_reproduce(sub: argparse._SubParsersAction) -> None:
+    from harness.experiments import EXPERIMENTS
+
     rep = sub.add_parser(
         "reproduce",
         help="reproduce a paper experiment (see EXPERIMENT below) into a directory",
         description="Rerun a paper experiment, record every setting, write an HTML report.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=EPILOG_REPRODUCE,
+        epilog=_reproduce_epilog(),
     )
     rep.add_argument(
         "experiment",
         metavar="EXPERIMENT",
-        help="racing-synthetic (000 Fig. 1), racing-arch (000 Sec. 5.2, simulated data), potts "
-        "(003 Sec. 4.1), minibatch-gap (003 Thm. 1-2), continuous-spin (003 Sec. 4.2) or "
-        "gaussian-mixture (003 Sec. 4.3)",
+        help=", ".join(
+            f"{e.name} ({e.paper.split('_')[0]} {e.paper.split(', ', 1)[1]})" for e in EXPERIMENTS
+        ),
     )
     rep.add_argument(
         "--level",
@@ -295,15 +306,26 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
     rep.add_argument(
         "--part",
         default="all",
-        help="all, errors (error vs delta only) or speed (the benchmark only); default all",
+        help="a subset of the experiment: all (default); racing-synthetic: errors or speed; "
+        "minibatch-gap: exact or chains",
     )
-    rep.add_argument("--workers", type=int, default=1, help="processes for the error settings")
+    _add_backend_args(rep, "processes for --scheduler process (default 1)")
+    rep.add_argument(
+        "--move-stale",
+        action="store_true",
+        help="if --out holds a run with other settings or code, rename it to OUT.<time> and "
+        "start fresh (default: refuse)",
+    )
     rep.add_argument("--no-progress", action="store_true", help="hide the progress bars")
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
+    from harness.experiments import experiment_names
     from harness.targets.catalog import PROBLEMS
 
+    if args.experiments:
+        print("\n".join(experiment_names()))
+        return 0
     registry = build_registry(args.plugin)
     rows = [
         {
@@ -421,8 +443,6 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         plugins=tuple(args.plugin),
         escalation=Escalation(),
     )
-    if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers = {args.workers} is invalid; valid: an integer >= 1")
     summary = verify(
         config,
         args.out,
@@ -430,6 +450,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         log=lambda msg: print(msg, file=sys.stderr),
         move_stale=args.move_stale,
+        scheduler=args.scheduler,
     )
     verdicts = summary["verdicts"]
     print_verdicts(verdicts)
@@ -519,28 +540,31 @@ def _cmd_speed(args: argparse.Namespace) -> int:
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from harness.experiments import get_experiment
+    from harness.experiments.framework import run
     from harness.report import write_report
 
     experiment = get_experiment(args.experiment)
-    module = experiment.runner_module()
-    config = module.config_for_level(args.level, args.seed)
     out = args.out or Path("reports") / f"{experiment.name}-{args.level}"
-    summary = module.run(
-        config,
+    summary = run(
+        experiment,
+        args.level,
+        args.seed,
         out,
-        progress=not args.no_progress,
         part=args.part,
+        scheduler=args.scheduler,
         workers=args.workers,
+        progress=not args.no_progress,
+        move_stale=args.move_stale,
         log=lambda msg: print(msg, file=sys.stderr),
     )
     report = write_report([out], out / "report.html")
     print(
-        f"{experiment.name} ({args.level}): {summary.ran} settings run now, "
-        f"{summary.already_done} already on disk, {summary.skipped_by_rule} skipped by the "
-        f"level's rules; {summary.wall_s:.1f} s"
+        f"{experiment.name} ({args.level}): {summary.ran} tasks run now, "
+        f"{summary.already_done} already on disk, {summary.planned} planned; "
+        f"{summary.wall_s:.1f} s"
     )
-    if summary.speed:
-        print(module.format_speed(summary.speed))
+    if summary.text:
+        print(summary.text)
     print(f"records: {out / 'records.jsonl'}\nreport: {report}")
     return 0
 

@@ -22,8 +22,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from harness.experiments.report_parts import cell, table
 from harness.figures import inline_svg as _svg
-from harness.results import MANIFEST, RECORDS, load_records
 from harness.runner import SAMPLES, SUMMARY, RunConfig, decide, load_sample
+from harness.store import RECORDS, RUN_MANIFEST, load_records
 from harness.targets.catalog import build_target
 from harness.timings import (
     AsvResults,
@@ -37,10 +37,10 @@ from harness.timings_report import asv_section, speed_section
 
 
 def _config(run: Path) -> RunConfig | None:
-    path = run / MANIFEST
+    path = run / RUN_MANIFEST
     if not path.exists():
         return None
-    return RunConfig.from_manifest(json.loads(path.read_text())["config"])
+    return RunConfig.from_manifest(json.loads(path.read_text())["settings"])
 
 
 def load_run(run: Path) -> dict[str, Any]:
@@ -106,10 +106,9 @@ def _pmf_figure(run: Path, records: list[dict[str, Any]], case: str, problem: st
 def experiment_section(path: Path) -> dict[str, Any]:
     """The section of an experiment directory, built by the experiment that wrote it."""
     from harness.experiments import get_experiment
-    from harness.experiments.store import read_manifest
+    from harness.experiments.framework import experiment_of, section
 
-    name = read_manifest(path).get("settings", {}).get("experiment")
-    return get_experiment(str(name)).renderer_module().section(path)
+    return section(get_experiment(str(experiment_of(path))), path)
 
 
 def verification_section(summary: dict[str, Any]) -> dict[str, Any]:
@@ -154,8 +153,7 @@ class ReportInputs:
 
 def classify_inputs(paths: list[Path]) -> ReportInputs:
     """Sort paths into verification runs, experiments, asv results and pytest-benchmark JSON."""
-    from harness.experiments.store import is_experiment_dir
-    from harness.results import MANIFEST
+    from harness.experiments.framework import is_experiment_dir
 
     sorted_: dict[str, list[Path]] = {"runs": [], "experiments": [], "asv": [], "benchmarks": []}
     for path in map(Path, paths):
@@ -163,7 +161,7 @@ def classify_inputs(paths: list[Path]) -> ReportInputs:
             raise ValueError(f"report input {str(path)!r} does not exist")
         if is_experiment_dir(path):
             sorted_["experiments"].append(path)
-        elif path.is_dir() and ((path / MANIFEST).exists() or (path / SUMMARY).exists()):
+        elif path.is_dir() and ((path / RUN_MANIFEST).exists() or (path / SUMMARY).exists()):
             sorted_["runs"].append(path)
         elif is_asv_results(path):
             sorted_["asv"].append(path)
@@ -221,7 +219,7 @@ def missing_inputs(
 ) -> list[str]:
     """What this report does not cover, so a partial report says so instead of looking whole."""
     from harness.experiments import EXPERIMENTS
-    from harness.experiments.store import read_manifest
+    from harness.experiments.framework import experiment_of
     from harness.registry import build_registry
 
     lines = []
@@ -236,7 +234,7 @@ def missing_inputs(
         for s in verification:
             if not s["complete"]:
                 lines.append(f"Verification run {s['run']} is incomplete (interrupted?).")
-    done = {read_manifest(p).get("settings", {}).get("experiment") for p in inputs.experiments}
+    done = {experiment_of(p) for p in inputs.experiments}
     absent = [e.name for e in EXPERIMENTS if e.name not in done]
     if absent:
         lines.append(
@@ -268,8 +266,7 @@ def provenance_rows(
     bench: list[BenchFile],
 ) -> dict[str, Any]:
     """Section 6: where every input came from: commits, machines, versions, seeds."""
-    from harness.experiments.store import read_manifest
-    from harness.results import provenance
+    from harness.store import EXPERIMENT_MANIFEST, provenance, read_manifest
 
     rows = []
 
@@ -297,8 +294,8 @@ def provenance_rows(
             f"seed {c.get('seed')}, level {c.get('level')}",
         )
     for path in inputs.experiments:
-        m = read_manifest(path)
-        p, st = m.get("created_by", {}), m.get("settings", {})
+        m = read_manifest(path, EXPERIMENT_MANIFEST)
+        p, st = m.get("provenance", {}), m.get("settings", {})
         add(
             f"experiment {st.get('experiment')}",
             str(path),

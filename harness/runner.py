@@ -1,44 +1,43 @@
-"""The runner: tasks, seeds, a process pool, resumable results and the run's verdicts.
+"""The verification run: its tasks and seeds on the engine, and the run's verdicts.
 
 A task is (algorithm x implementation x problem x parameters x stage). Its seed is spawned from
 the run's ``SeedSequence``: entropy = the run seed, spawn key = (CRC-32 of the case key, stage).
 The key leaves out the implementation on purpose, so the reference and the Numba version of a
 case draw from the same stream and must agree bit for bit. Each task is a pure function of its
-inputs and seed; its records are appended as soon as it finishes, and a resumed run skips the
-tasks already on disk.
+inputs and seed, run by :mod:`harness.engine` on any backend; its records are appended as soon
+as it finishes (:mod:`harness.store`), and a resumed run skips the tasks already on disk.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-import os
-import sys
 import time
-import traceback
 import zlib
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
+from harness.engine import Backend, SeedKey, backend_for, run_tasks
+from harness.engine import Task as EngineTask
 from harness.gates.multiple import Escalation, holm
 from harness.gates.result import GateResult
 from harness.registry import build_registry, registry_for
-from harness.results import (
-    MANIFEST,
+from harness.spec import IMPLEMENTATION_NAMES, Param, sample
+from harness.store import (
     RECORDS,
+    RUN_MANIFEST,
     append_task,
     done_tasks,
     load_records,
+    open_run,
     provenance,
     write_json,
 )
-from harness.spec import IMPLEMENTATION_NAMES, sample
 from harness.targets.catalog import LEVELS, build_target
 from harness.verification import Case, agreement, gates_for, plan_cases
 
@@ -106,11 +105,19 @@ class Task:
     def spawn_key(self) -> tuple[int, int]:
         return (zlib.crc32(self.case.key.encode()), self.stage)
 
+    @property
+    def seed_key(self) -> SeedKey:
+        # Verification keeps its CRC-32 spawn key: the streams (and every verdict) of earlier
+        # runs stay reproducible under the same --seed.
+        return SeedKey(self.seed, self.spawn_key)
+
+
+SEED = Param("seed", 0, kind=int, low=0, doc="run seed")
+
 
 def check_seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"seed = {seed!r} is invalid; valid: an integer >= 0")
-    return int(seed)
+    """The run seed: an integer >= 0 (one Param, used by verify and every experiment)."""
+    return SEED.check(seed)
 
 
 def validate_config(config: RunConfig) -> list:
@@ -169,26 +176,30 @@ def _not_verified(task: Task, gate: str, detail: str) -> GateResult:
     """A verdict of failure without a statistic: the sampler raised ("runs"), a worker died,
     or no gate applies to it yet ("coverage"). Never a silent pass."""
     return GateResult(
-        gate,
-        0.0,
-        None,
-        task.alpha,
-        False,
-        task.n,
-        None,
-        "-",
+        gate=gate,
+        statistic=0.0,
+        p_value=None,
+        alpha=task.alpha,
+        passed=False,
+        n=task.n,
+        detectable=None,
+        detectable_measure="-",
         multiple_testing=False,
         detail=detail,
     )
 
 
-def execute(task: Task) -> list[dict[str, Any]]:
-    """Run one task and return its records (one per gate). Runs in a worker process."""
+#: The field of a task's first record that carries its samples (an .npz file's bytes) from the
+#: worker to the process that writes the run; it is saved to OUT/samples and never recorded.
+SAMPLE_FIELD = "_samples_npz"
+
+
+def execute(task: Task, rng: np.random.Generator) -> list[dict[str, Any]]:
+    """Run one task and return its records (one per gate). Runs wherever the engine puts it;
+    it writes nothing: its samples travel back inside the first record."""
     registry = registry_for(task.plugins)
     spec = registry.get(task.case.algorithm)
     target = build_target(task.case.problem)
-    seq = np.random.SeedSequence(task.seed, spawn_key=task.spawn_key)
-    rng = np.random.default_rng(seq)
     base = _base_record(task.case, task.impl, task.stage, task.seed, task.spawn_key, spec)
     start = time.perf_counter()
     try:
@@ -200,8 +211,9 @@ def execute(task: Task) -> list[dict[str, Any]]:
         ]
     wall = time.perf_counter() - start
     state = rng.bit_generator.state
+    buffer = io.BytesIO()
     np.savez_compressed(
-        _sample_path(task.samples_dir, task.id),
+        buffer,
         values=np.asarray(draws.values),
         evals=np.int64(draws.evals),
         rng_state=np.array(json.dumps(state, sort_keys=True, default=str)),
@@ -218,7 +230,29 @@ def execute(task: Task) -> list[dict[str, Any]]:
         gates = gates_for(spec, target, draws, task.alpha, task.case.params)
     except NotImplementedError as exc:
         gates = [_not_verified(task, "coverage", str(exc))]
-    return [{**base, **g.to_dict()} for g in gates]
+    records = [{**base, **g.to_dict()} for g in gates]
+    records[0][SAMPLE_FIELD] = buffer.getvalue()
+    return records
+
+
+def _crashed(engine_task: EngineTask, error: str) -> list[dict[str, Any]]:
+    """The records of a task whose worker raised or died: a failed "runs" verdict."""
+    task: Task = engine_task.inputs[0]
+    failed = _not_verified(task, "runs", error[-500:])
+    base = _base_record(task.case, task.impl, task.stage, task.seed, task.spawn_key)
+    return [{**base, **failed.to_dict()}]
+
+
+def _save_samples(engine_task: EngineTask, records: list[dict[str, Any]]) -> list[dict]:
+    """Write a task's samples to OUT/samples before its records land, then drop them."""
+    task: Task = engine_task.inputs[0]
+    payload = records[0].pop(SAMPLE_FIELD, None) if records else None
+    if payload is not None:
+        path = _sample_path(task.samples_dir, task.id)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(payload)
+        tmp.replace(path)
+    return records
 
 
 def load_sample(samples_dir: str, task_id: str) -> dict[str, Any] | None:
@@ -329,67 +363,6 @@ def decide(records: list[dict[str, Any]], config: RunConfig) -> dict[str, Any]:
     return {"verdicts": list(final.values()), "escalate": escalate}
 
 
-def _run_tasks(
-    tasks: list[Task],
-    out: Path,
-    workers: int,
-    progress: bool,
-    desc: str,
-) -> None:
-    records_path = out / RECORDS
-    bar = tqdm(total=len(tasks), desc=desc, unit="task", disable=not progress, file=sys.stderr)
-    try:
-        if workers <= 1 or len(tasks) <= 1:
-            for task in tasks:
-                append_task(records_path, task.id, execute(task))
-                bar.update()
-        else:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = {pool.submit(execute, t): t for t in tasks}
-                for fut in as_completed(futures):
-                    task = futures[fut]
-                    try:
-                        recs = fut.result()
-                    except Exception:
-                        failed = _not_verified(task, "runs", traceback.format_exc(limit=2)[-500:])
-                        base = _base_record(
-                            task.case, task.impl, task.stage, task.seed, task.spawn_key
-                        )
-                        recs = [{**base, **failed.to_dict()}]
-                    append_task(records_path, task.id, recs)
-                    bar.update()
-    finally:
-        bar.close()
-
-
-def check_manifest(out: Path, config: RunConfig, move_stale: bool = False) -> None:
-    """Refuse to mix runs: an existing run directory must hold the same settings and code.
-
-    The code is identified by a digest of the harness and implementation sources, so an edit
-    that is not yet committed still counts as other code. With ``move_stale`` such a directory
-    is renamed to ``OUT.<timestamp>`` (nothing is deleted) and a fresh run starts.
-    """
-    path = out / MANIFEST
-    if not path.exists():
-        return
-    old = json.loads(path.read_text())
-    why = None
-    if old.get("config") != config.manifest():
-        why = "other settings"
-    elif old.get("provenance", {}).get("source_digest") != provenance()["source_digest"]:
-        why = "other code (the sources changed since)"
-    if why is None:
-        return
-    if move_stale:
-        aside = out.with_name(f"{out.name}.{time.strftime('%Y%m%dT%H%M%S')}")
-        out.rename(aside)
-        return
-    raise ValueError(
-        f"--out {str(out)!r} holds a run with {why}; resume it with the same options and code, "
-        "choose another --out, or pass --move-stale to move it aside (nothing was changed)"
-    )
-
-
 def verify(
     config: RunConfig,
     out: Path,
@@ -397,19 +370,23 @@ def verify(
     progress: bool = True,
     log: Callable[[str], None] | None = None,
     move_stale: bool = False,
+    scheduler: str | None = None,
+    backend: Backend | None = None,
 ) -> dict[str, Any]:
-    """Run (or resume) a verification and return its summary; everything lands under ``out``."""
+    """Run (or resume) a verification and return its summary; everything lands under ``out``.
+
+    The tasks run on ``backend``, or the one ``scheduler`` and ``workers`` name
+    (:func:`harness.engine.backend_for`); every backend gives the same records.
+    """
     specs = validate_config(config)
-    check_manifest(out, config, move_stale)
-    out.mkdir(parents=True, exist_ok=True)
+    backend = backend or backend_for(scheduler, workers)
+    out = Path(out)
+    records_path = open_run(out, RUN_MANIFEST, config.manifest(), move_stale)
     samples_dir = out / SAMPLES
     samples_dir.mkdir(exist_ok=True)
-    if not (out / MANIFEST).exists():
-        write_json(out / MANIFEST, {"config": config.manifest(), "provenance": provenance()})
-    workers = workers if workers is not None else (os.cpu_count() or 1)
     spec_by_name = {s.name: s for s in specs}
     cases = plan_cases(specs, config.level)
-    records = load_records(out / RECORDS, repair=True)
+    records = load_records(records_path)
     if records and log:
         log(f"resuming: {len(done_tasks(records))} finished tasks found in {out / RECORDS}")
     selected: set[tuple[str, str]] | None = None
@@ -439,17 +416,20 @@ def verify(
             for c, impl in pairs
         ]
         done = done_tasks(records)
-        todo = [t for t in tasks if t.id not in done]
-        if todo:
-            _run_tasks(todo, out, workers, progress, f"stage {stage + 1}")
+        todo = [
+            EngineTask(t.id, execute, (t,), t.seed_key, t.id, _crashed)
+            for t in tasks
+            if t.id not in done
+        ]
+        run_tasks(todo, records_path, backend, progress, f"stage {stage + 1}", _save_samples)
         for c in {t.case.key: t.case for t in tasks}.values():
             aid = f"agreement|{c.key}|stage{stage}"
             if aid in done:
                 continue
             recs = _agreement_records(config, c, stage, str(samples_dir), spec_by_name)
             if recs:
-                append_task(out / RECORDS, aid, recs)
-        records = load_records(out / RECORDS)
+                append_task(records_path, aid, recs)
+        records = load_records(records_path)
         decided = decide(records, config)
         selected = decided["escalate"].get(stage + 1)
         if not selected:

@@ -1,4 +1,4 @@
-"""Runner: seeds, resumption after a kill, refusal to mix runs."""
+"""Verification runs: seeds, resumption after a kill, refusal to mix runs."""
 
 import json
 import os
@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from harness.results import RECORDS, load_records
 from harness.runner import RunConfig, verify
+from harness.store import RECORDS, load_records
 
 CONFIG = RunConfig(algorithms=("truncated-gumbel", "gumbel-max"), impls=("reference", "numba"))
 
@@ -120,12 +120,12 @@ def test_process_pool_gives_the_same_verdicts(tmp_path):
 
 
 def test_changed_code_is_not_resumed_but_moved_aside_on_request(tmp_path, monkeypatch):
-    import harness.runner as runner
+    import harness.store as store
 
     out = tmp_path / "run"
     verify(CONFIG, out, workers=1, progress=False)
-    real = runner.provenance()
-    monkeypatch.setattr(runner, "provenance", lambda: {**real, "source_digest": "edited"})
+    real = store.provenance()
+    monkeypatch.setattr(store, "provenance", lambda: {**real, "source_digest": "edited"})
     with pytest.raises(ValueError, match="other code"):
         verify(CONFIG, out, workers=1, progress=False)
     verify(CONFIG, out, workers=1, progress=False, move_stale=True)

@@ -1,0 +1,181 @@
+"""The task engine and the record store: backends, resume, torn and repeated tasks, Dask."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from harness.engine import InProcess, ProcessPool, SeedKey, Task, backend_for, run_tasks
+from harness.runner import RunConfig, verify
+from harness.store import RECORDS, append_task, load_records, open_run, repair
+
+
+def draw_task(n, rng):
+    """A module-level task: importable by worker processes and Dask workers."""
+    return [{"n": n, "draws": rng.integers(0, 1000, n).tolist()}]
+
+
+def failing_task():
+    raise ArithmeticError("planted")
+
+
+def _tasks(k=6):
+    return [Task(f"t{i}", draw_task, (3,), SeedKey.from_label(7, f"t{i}")) for i in range(k)]
+
+
+def _by_key(path):
+    return {r["task_id"]: r["draws"] for r in load_records(path)}
+
+
+@pytest.mark.parametrize(
+    "backend", [InProcess(), ProcessPool(2)], ids=lambda b: getattr(b, "name", "?")
+)
+def test_every_backend_gives_the_same_records(tmp_path, backend):
+    ref = tmp_path / "ref.jsonl"
+    run_tasks(_tasks(), ref, InProcess(), progress=False)
+    got = tmp_path / "got.jsonl"
+    assert run_tasks(_tasks(), got, backend, progress=False) == 6
+    assert _by_key(got) == _by_key(ref)
+
+
+def test_a_task_that_raises_stops_the_run_and_keeps_finished_ones(tmp_path):
+    path = tmp_path / RECORDS
+    tasks = [*_tasks(2), Task("bad", failing_task, label="the bad one")]
+    with pytest.raises(RuntimeError, match="the bad one.*ArithmeticError: planted"):
+        run_tasks(tasks, path, InProcess(), progress=False)
+    assert set(_by_key(path)) == {"t0", "t1"}
+
+
+def test_on_error_turns_a_raise_into_records(tmp_path):
+    path = tmp_path / RECORDS
+    task = Task("bad", failing_task, on_error=lambda t, err: [{"failed": err.splitlines()[0]}])
+    run_tasks([task], path, ProcessPool(1), progress=False)
+    assert load_records(path)[0]["failed"] == "ArithmeticError: planted"
+
+
+def test_torn_and_repeated_tasks_are_dropped_on_load_and_repair(tmp_path):
+    path = tmp_path / RECORDS
+    append_task(path, "a", [{"x": 1}, {"x": 2}])
+    append_task(path, "b", [{"x": 3}])
+    append_task(path, "a", [{"x": 9}, {"x": 9}])  # a repeat never counts twice
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines) + lines[0] + lines[1][:20])  # a task torn by a kill
+    assert [r["x"] for r in load_records(path)] == [1, 2, 3]
+    repair(path)
+    assert len(path.read_text().splitlines()) == 3
+    with pytest.raises(ValueError, match="no records"):
+        append_task(path, "c", [])
+
+
+def test_open_run_refuses_a_foreign_directory_and_other_settings(tmp_path):
+    (tmp_path / "foreign").mkdir()
+    (tmp_path / "foreign" / "x.txt").write_text("keep me")
+    with pytest.raises(ValueError, match="non-empty directory"):
+        open_run(tmp_path / "foreign", "run.json", {"a": 1})
+    open_run(tmp_path / "run", "run.json", {"a": 1})
+    with pytest.raises(ValueError, match="first difference: 'a'"):
+        open_run(tmp_path / "run", "run.json", {"a": 2})
+    open_run(tmp_path / "run", "run.json", {"a": 2}, move_stale=True)
+    assert len([p for p in tmp_path.iterdir() if p.name.startswith("run.")]) == 1
+
+
+@pytest.mark.parametrize(
+    "scheduler, workers, needle",
+    [
+        ("yarn", None, "--scheduler 'yarn' is invalid"),
+        ("local:0", None, "local:K with K an integer >= 1"),
+        ("local:two", None, "local:K with K an integer >= 1"),
+        ("tcp://nohost", None, "--scheduler 'tcp://nohost' is invalid"),
+        ("process", 0, "--workers = 0 is invalid"),
+        ("local:2", 3, "does not apply"),
+    ],
+)
+def test_bad_backends_name_the_value_and_the_valid_forms(scheduler, workers, needle):
+    with pytest.raises(ValueError, match=needle.replace("(", r"\(")):
+        backend_for(scheduler, workers)
+
+
+CONFIG = RunConfig(algorithms=("gumbel-max", "truncated-gumbel"), impls=("reference", "numba"))
+
+
+def _verdicts(summary):
+    return sorted(
+        (v["algorithm"], v["impl"], v["problem"], v["gate"], v["verdict"], v["statistic"])
+        for v in summary["verdicts"]
+    )
+
+
+#: What a task computed; provenance (host, wall time, commit) may differ between runs.
+COMPUTED = (
+    "task_id",
+    "gate",
+    "statistic",
+    "p_value",
+    "passed",
+    "n",
+    "evals",
+    "values_digest",
+    "rng_digest",
+    "detail",
+)
+
+
+def _comparable(path):
+    return sorted(
+        json.dumps({k: r.get(k) for k in COMPUTED}, sort_keys=True) for r in load_records(path)
+    )
+
+
+def test_verify_on_a_dask_local_cluster_matches_the_process_pool(tmp_path):
+    pool = verify(CONFIG, tmp_path / "pool", workers=2, progress=False)
+    dask = verify(CONFIG, tmp_path / "dask", scheduler="local:2", progress=False)
+    assert pool["passed"] and _verdicts(dask) == _verdicts(pool)
+    assert _comparable(tmp_path / "dask" / RECORDS) == _comparable(tmp_path / "pool" / RECORDS)
+
+
+def test_a_dask_client_killed_midway_loses_and_duplicates_nothing(tmp_path):
+    out = tmp_path / "killed"
+    cmd = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "verify",
+        "--algorithm",
+        "gumbel-max",
+        "--algorithm",
+        "cdf-inversion",
+        "--algorithm",
+        "top-down",
+        "--out",
+        str(out),
+        "--scheduler",
+        "local:2",
+        "--no-progress",
+    ]
+    # Its own process group, so the kill takes the client and the cluster it started.
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    deadline = time.time() + 180
+    while time.time() < deadline and proc.poll() is None:
+        if (out / RECORDS).exists() and len(load_records(out / RECORDS)) >= 3:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run ended before it could be killed midway"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = {r["task_id"]: r for r in load_records(out / RECORDS)}
+    assert before
+    rc = subprocess.run(cmd, capture_output=True, text=True)
+    assert rc.returncode == 0, rc.stderr
+    after = load_records(out / RECORDS)
+    keys = [(r["task_id"], r["gate"]) for r in after]
+    assert len(keys) == len(set(keys)), "a record was written twice"
+    assert set(before) <= {r["task_id"] for r in after}, "a finished record was lost"
+    clean = tmp_path / "clean"
+    subprocess.run([*cmd[:-5], "--out", str(clean), "--workers", "2", "--no-progress"], check=True)
+    assert _comparable(out / RECORDS) == _comparable(clean / RECORDS)
