@@ -16,9 +16,14 @@ from statsmodels.stats.proportion import proportion_confint
 from tqdm import tqdm
 
 from harness.registry import build_registry
-from harness.spec import sample
+from harness.spec import Param, check_sample_size, sample
 from harness.targets.catalog import PROBLEMS, problem
+from harness.text_table import text_table
 from harness.verification import gates_for
+
+#: At least 10 seeds, so that a rejection rate means something.
+SEEDS = Param("seeds", 500, int, low=10)
+ALPHA = Param("alpha", 0.05, float, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
 
 
 def calibrate(
@@ -33,12 +38,7 @@ def calibrate(
     confidence: float = 0.999,
 ) -> dict[str, Any]:
     """Raw p-values of every gate over ``seeds`` seeds; rejection rate vs ``alpha``."""
-    if seeds < 10:
-        raise ValueError(f"seeds = {seeds!r} is invalid; valid: an integer >= 10")
-    if n < 1:
-        raise ValueError(f"n = {n!r} is invalid; valid: an integer >= 1")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha = {alpha!r} is invalid; valid: a number in (0, 1)")
+    seeds, n, alpha = SEEDS.check(seeds), check_sample_size(n), ALPHA.check(alpha)
     spec = build_registry(plugins).get(algorithm)
     prob = _problem_for(spec, problem)
     target = prob.build()
@@ -90,18 +90,23 @@ def _problem_for(spec, name: str | None):
 
 
 def format_calibration(result: dict[str, Any]) -> str:
-    lines = [
+    title = (
         f"{result['algorithm']} [{result['impl']}] on {result['problem']}, n={result['n']} "
-        f"draws per seed, gates at alpha={result['alpha']}",
-        f"{'gate':<16} {'seeds':>6} {'rejected':>9} {'rate':>8}  "
-        f"{result['confidence']:.1%} interval      p-uniformity",
+        f"draws per seed, gates at alpha={result['alpha']}"
+    )
+    interval = f"{result['confidence']:.1%} interval"
+    headers = ["gate", "seeds", "rejected", "rate", interval, "", "p-uniformity"]
+    rows = [
+        [
+            gate,
+            str(g["seeds"]),
+            str(g["rejected"]),
+            f"{g['rate']:.4f}",
+            "[{:.4f}, {:.4f}]".format(*g["interval"]),
+            "ok" if g["alpha_inside"] else "OFF",
+            f"KS p={g['uniformity_ks_p']:.3g}",
+        ]
+        for gate, g in result["gates"].items()
     ]
-    for gate, g in result["gates"].items():
-        lo, hi = g["interval"]
-        lines.append(
-            f"{gate:<16} {g['seeds']:>6} {g['rejected']:>9} {g['rate']:>8.4f}  "
-            f"[{lo:.4f}, {hi:.4f}]  {'ok ' if g['alpha_inside'] else 'OFF'}  "
-            f"KS p={g['uniformity_ks_p']:.3g}"
-        )
-    lines.append("calibrated" if result["calibrated"] else "NOT calibrated")
-    return "\n".join(lines)
+    verdict = "calibrated" if result["calibrated"] else "NOT calibrated"
+    return "\n".join([title, text_table(headers, rows, align="lrrrlll"), verdict])

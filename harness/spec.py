@@ -107,6 +107,13 @@ class Param:
         return value
 
 
+def finite_number(name: str, above: float | None = None) -> Param:
+    """The :class:`Param` of a finite number, greater than ``above`` when given (for checking a
+    value that has no default of its own: ``finite_number("beta", above=0.0).check(beta)``)."""
+    low = -math.inf if above is None else above
+    return Param(name, low, float, low, math.inf, low_inclusive=False, high_inclusive=False)
+
+
 @dataclass(frozen=True)
 class Agreement:
     """How reference and Numba outputs are compared under the same seed.
@@ -228,14 +235,58 @@ class AlgorithmSpec:
 
 
 def check_sample_size(n: Any, name: str = "n") -> int:
-    """``n`` must be a whole number >= 1."""
-    if isinstance(n, bool | np.bool_) or not isinstance(n, int | np.integer | float):
-        raise ValueError(f"{name} = {n!r} is invalid; valid: an integer >= 1")
-    if isinstance(n, float) and not n.is_integer():
-        raise ValueError(f"{name} = {n!r} is invalid; valid: an integer >= 1")
-    if n < 1:
-        raise ValueError(f"{name} = {n!r} is invalid; valid: an integer >= 1")
-    return int(n)
+    """``n`` (draws or chain steps, called ``name``) must be a whole number >= 1."""
+    return Param(name, 1, int, low=1).check(n)
+
+
+def _summary(value: Any) -> str:
+    """A short description of ``value`` for an error message (shape and a few entries)."""
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError):  # not array-like: described by its repr
+        arr = None
+    if arr is None or arr.dtype == object or arr.ndim == 0:
+        text = repr(value)
+        return text if len(text) <= 80 else text[:77] + "..."
+    entries = np.array2string(arr, threshold=8, edgeitems=3, separator=", ")
+    return f"{type(value).__name__} of shape {arr.shape} {entries}"
+
+
+def check_x0(x0: Any, target: Any) -> Any:
+    """A chain's start state ``x0``, checked against ``target``; returned unchanged.
+
+    ``None`` (the implementation's default start) is always valid. Otherwise ``x0`` must be
+    finite numbers, as many as the target says where it says: ``n_vars`` values on a target with
+    ``n_vars`` (factor graphs), a single number on a one-dimensional target (kind ``*-1d``).
+    What only a kernel knows (e.g. the range of a discrete state) it checks itself.
+    """
+    if x0 is None:
+        return None
+    n_vars = getattr(target, "n_vars", None)
+    if n_vars is not None:
+        shape: tuple[int, ...] | None = (int(n_vars),)
+        valid = f"None or {int(n_vars)} finite numbers (one per variable)"
+    elif str(getattr(target, "kind", "")).endswith("-1d"):
+        shape, valid = (), "None or a single finite number"
+    else:
+        shape, valid = None, "None or finite numbers"
+
+    def bad(why: str) -> ValueError:
+        return ValueError(f"x0 = {_summary(x0)} is invalid ({why}); valid: {valid}")
+
+    if isinstance(x0, str | bytes):
+        raise bad("expected numbers")
+    try:
+        arr = np.asarray(x0)
+    except (TypeError, ValueError):
+        raise bad("not array-like") from None
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
+        raise bad("expected numbers")
+    if shape is not None and arr.shape != shape:
+        raise bad(f"shape {arr.shape}, expected {shape}")
+    if not np.all(np.isfinite(arr)):
+        raise bad("not finite")
+    return x0
 
 
 def sample(
@@ -244,12 +295,16 @@ def sample(
     target: Any,
     n: int,
     rng: np.random.Generator,
+    *,
+    x0: Any = None,
     **params: Any,
 ) -> Draws | Chain:
     """Validate everything once, then call one implementation of ``spec``.
 
     This is the entry point the runner, the tests and users go through; implementations may
-    assume validated input.
+    assume validated input. ``x0`` is a chain's start state (``run_chain`` specs only, checked by
+    :func:`check_x0`); it is passed on as ``x0=`` when given, else the implementation's default
+    start applies.
     """
     fn = spec.implementation(impl)
     kind = getattr(target, "kind", None)
@@ -261,7 +316,13 @@ def sample(
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng = {rng!r} is invalid; valid: a numpy.random.Generator")
     n = check_sample_size(n, "n" if spec.entry == "draw" else "n_steps")
+    if spec.entry == "draw" and x0 is not None:
+        raise ValueError(
+            f"x0 = {_summary(x0)} is invalid: {spec.name!r} draws independent samples "
+            "(entry 'draw'); valid: None (x0 is a start state for 'run_chain' specs only)"
+        )
+    start = {} if x0 is None else {"x0": check_x0(x0, target)}
     checked = spec.validate(params)
     if spec.target_check is not None:
         spec.target_check(target, checked)
-    return fn(target, n, rng, **checked)
+    return fn(target, n, rng, **start, **checked)

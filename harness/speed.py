@@ -13,8 +13,12 @@ from typing import Any
 import numpy as np
 
 from harness.registry import build_registry
-from harness.spec import sample
+from harness.spec import Param, check_sample_size, sample
 from harness.targets.discrete import synthetic_rewards
+from harness.text_table import text_table
+
+#: Timed repeats of each measurement: at least 3 for a median and an interquartile range.
+REPEAT = Param("repeat", 5, int, low=3)
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -49,8 +53,8 @@ def _speed_targets(spec: Any, sizes: list[tuple[int, int]]) -> list[tuple[Any, A
 def speed_ratios(
     algorithms: list[str], sizes: list[tuple[int, int]], draws: int, repeat: int
 ) -> dict[str, Any]:
-    if draws < 1 or repeat < 3:
-        raise ValueError(f"draws = {draws}, repeat = {repeat}; valid: draws >= 1, repeat >= 3")
+    draws = check_sample_size(draws, "draws")
+    repeat = REPEAT.check(repeat)
     registry = build_registry()
     rows = []
     for name in algorithms:
@@ -86,17 +90,20 @@ def speed_ratios(
 
 
 def format_speed(result: dict[str, Any]) -> str:
-    lines = [
-        f"{'algorithm':<16} {'D':>6} {'N':>8} {'ref s/draw':>11} {'numba s/draw':>13} "
-        f"{'ratio':>8}  IQR"
+    rows = [
+        [
+            r["algorithm"],
+            str(r["D"]),
+            str(r["N"]),
+            f"{r['reference_s_per_draw']:.3e}",
+            f"{r['numba_s_per_draw']:.3e}",
+            f"{r['ratio_median']:.1f}",
+            "[{:.1f}, {:.1f}]".format(*r["ratio_iqr"]),
+        ]
+        for r in result["rows"]
     ]
-    for r in result["rows"]:
-        lo, hi = r["ratio_iqr"]
-        lines.append(
-            f"{r['algorithm']:<16} {r['D']:>6} {r['N']:>8} {r['reference_s_per_draw']:>11.3e} "
-            f"{r['numba_s_per_draw']:>13.3e} {r['ratio_median']:>8.1f}  [{lo:.1f}, {hi:.1f}]"
-        )
-    return "\n".join(lines)
+    headers = ["algorithm", "D", "N", "ref s/draw", "numba s/draw", "ratio", "IQR"]
+    return text_table(headers, rows, align="lrrrrrl")
 
 
 def _uniform_potts(n: int, L: float, beta: float = 1.0, D: int = 4) -> Any:
@@ -126,10 +133,11 @@ def degree_scaling(
     state per sweep (thin = n): storing every state would copy n values per step, an O(degree)
     cost of recording that is not part of the transition.
     """
-    if len(degrees) < 2 or min(degrees) < 2:
+    if len(degrees) < 2:
         raise ValueError(f"degrees = {degrees}; valid: at least two degrees, each >= 2")
-    if steps < 1 or repeat < 3:
-        raise ValueError(f"steps = {steps}, repeat = {repeat}; valid: steps >= 1, repeat >= 3")
+    degrees = [Param("degree", 2, int, low=2).check(d) for d in degrees]
+    steps = check_sample_size(steps, "steps")
+    repeat = REPEAT.check(repeat)
     registry = build_registry()
     algorithms = {"gibbs": {}, "poisson-gibbs": {"lam": L * L}}
     rows = []
@@ -174,14 +182,25 @@ def degree_scaling(
 
 
 def format_degree_scaling(result: dict[str, Any]) -> str:
-    lines = [
-        f"{'algorithm':<14} {'degree':>7} {'L':>6} {'graph MB':>9} {'us/step':>9} "
-        f"{'factors/step':>13} {'time vs smallest':>17}"
+    rows = [
+        [
+            r["algorithm"],
+            str(r["degree"]),
+            f"{r['L']:.2f}",
+            f"{r['graph_mb']:.1f}",
+            f"{1e6 * r['s_per_step']:.2f}",
+            f"{r['factors_per_step']:.1f}",
+            f"{r['time_vs_smallest_degree']:.2f}",
+        ]
+        for r in result["rows"]
     ]
-    for r in result["rows"]:
-        lines.append(
-            f"{r['algorithm']:<14} {r['degree']:>7} {r['L']:>6.2f} {r['graph_mb']:>9.1f} "
-            f"{1e6 * r['s_per_step']:>9.2f} "
-            f"{r['factors_per_step']:>13.1f} {r['time_vs_smallest_degree']:>17.2f}"
-        )
-    return "\n".join(lines)
+    headers = [
+        "algorithm",
+        "degree",
+        "L",
+        "graph MB",
+        "us/step",
+        "factors/step",
+        "time vs smallest",
+    ]
+    return text_table(headers, rows, align="lrrrrrr")

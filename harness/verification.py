@@ -16,12 +16,14 @@ import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 from scipy import stats
 
 from harness.gates import chisquare_2samp, chisquare_gof, ks_1samp, ks_2samp
+from harness.gates.continuous_chain import continuous_factor_graph_gates
 from harness.gates.exactness import ks_detectable
 from harness.gates.mcmc import ess_rhat, invariance, spectral_gap_bound
 from harness.gates.rates import error_rate, tv_estimate
@@ -72,16 +74,25 @@ def _ks_family(columns: list[np.ndarray], locs: np.ndarray, alpha: float) -> Gat
     n = int(sum(c.size for c in columns))
     smallest = min(c.size for c in columns)
     return GateResult(
-        "ks-process",
-        worst,
-        p,
-        alpha,
-        bool(p >= alpha),
-        n,
-        ks_detectable(max(smallest, 1), alpha / len(columns)),
-        "sup |F - F0| at each state",
+        gate="ks-process",
+        statistic=worst,
+        p_value=p,
+        alpha=alpha,
+        passed=bool(p >= alpha),
+        n=n,
+        detectable=ks_detectable(max(smallest, 1), alpha / len(columns)),
+        detectable_measure="sup |F - F0| at each state",
         detail=f"{len(results)} states, Bonferroni; fewest draws at a state: {smallest}",
     )
+
+
+#: The test of an exact sampler's draws against the target's law, by target kind.
+EXACTNESS_TESTS: Mapping[str, Callable[[Any, np.ndarray, float], GateResult]] = MappingProxyType(
+    {
+        "discrete": lambda target, values, a: chisquare_gof(values, target.pmf, a),
+        "continuous-1d": lambda target, values, a: ks_1samp(values, target.cdf, a),
+    }
+)
 
 
 def exactness_gates(
@@ -93,14 +104,13 @@ def exactness_gates(
     is the Bonferroni worst case of the run's Holm step and so fixes each gate's detectable
     effect honestly before Holm decides.
     """
-    checks: list[Callable[[float], GateResult]] = []
     kind = target.kind
-    if kind == "discrete":
-        checks.append(lambda a: chisquare_gof(draws.values, target.pmf, a))
-    elif kind == "continuous-1d":
-        checks.append(lambda a: ks_1samp(draws.values, target.cdf, a))
-    else:
-        raise NotImplementedError(f"no exactness gate for target kind {kind!r}")
+    law = EXACTNESS_TESTS.get(kind)
+    if law is None:
+        raise NotImplementedError(
+            f"no exactness gate for target kind {kind!r}; known kinds: {', '.join(EXACTNESS_TESTS)}"
+        )
+    checks: list[Callable[[float], GateResult]] = [lambda a: law(target, draws.values, a)]
     extras = draws.extras
     if "gumbel_max" in extras and kind == "discrete":
         logz = target.log_normaliser
@@ -128,14 +138,14 @@ def pull_bounds(draws: Draws, target: Any, alpha: float) -> GateResult:
     early = draws.extras.get("stopped_early")
     share = "" if early is None else f"; {float(np.mean(early)):.3f} of draws stopped before N"
     return GateResult(
-        "pull-bounds",
-        float(most),
-        None,
-        alpha,
-        bool(passed),
-        int(np.asarray(draws.values).size),
-        0.0,
-        "any draw over the bound",
+        gate="pull-bounds",
+        statistic=float(most),
+        p_value=None,
+        alpha=alpha,
+        passed=bool(passed),
+        n=int(np.asarray(draws.values).size),
+        detectable=0.0,
+        detectable_measure="any draw over the bound",
         multiple_testing=False,
         detail=f"max pulls of an arm {most} (bound N = {N}); max rewards in a draw {costliest} "
         f"(bound {total}); mean {float(np.mean(draws.extras['draw_evals'])):.1f}{share}",
@@ -195,14 +205,14 @@ def chain_gates(
     segments = values[: n - n % 4].reshape(4, -1)
     ess = ess_rhat(segments, min_ess=100.0, max_rhat=1.01)
     ess = GateResult(
-        ess.gate,
-        ess.statistic,
-        None,
-        alpha,
-        ess.passed,
-        n,
-        ess.detectable,
-        ess.detectable_measure,
+        gate=ess.gate,
+        statistic=ess.statistic,
+        p_value=None,
+        alpha=alpha,
+        passed=ess.passed,
+        n=n,
+        detectable=ess.detectable,
+        detectable_measure=ess.detectable_measure,
         multiple_testing=False,
         detail=f"{ess.detail}; ESS per 1000 likelihood terms "
         f"{1000.0 * ess.statistic / max(chain.evals, 1):.3g}",
@@ -228,14 +238,14 @@ def chain_gates(
         low = max(0.0, res.statistic - crit)
         allowed = delta * tau
         return GateResult(
-            "stationary-bias",
-            res.statistic,
-            res.p_value,
-            a,
-            bool(low <= allowed),
-            res.n,
-            crit,
-            "sup |F - F0| resolvable",
+            gate="stationary-bias",
+            statistic=res.statistic,
+            p_value=res.p_value,
+            alpha=a,
+            passed=bool(low <= allowed),
+            n=res.n,
+            detectable=crit,
+            detectable_measure="sup |F - F0| resolvable",
             interval=(low, min(1.0, res.statistic + crit)),
             multiple_testing=False,
             detail=f"{detail}; bias (KS) {res.statistic:.4f}, lower bound {low:.4f} vs "
@@ -285,14 +295,14 @@ def factor_graph_gates(
     segments = energy[: n - n % 4].reshape(4, -1)
     if np.ptp(energy) == 0.0:
         ess = GateResult(
-            "ess",
-            0.0,
-            None,
-            alpha,
-            False,
-            n,
-            100.0,
-            "bulk ESS required",
+            gate="ess",
+            statistic=0.0,
+            p_value=None,
+            alpha=alpha,
+            passed=False,
+            n=n,
+            detectable=100.0,
+            detectable_measure="bulk ESS required",
             multiple_testing=False,
             detail="the log density never changed",
         )
@@ -330,14 +340,14 @@ def _uniform_marginals(kept: np.ndarray, D: int, alpha: float) -> GateResult:
     p = min(1.0, kept.shape[1] * min(r.p_value for r in per))
     worst = max(per, key=lambda r: r.statistic)
     return GateResult(
-        "marginal-symmetry",
-        worst.statistic,
-        p,
-        alpha,
-        bool(p >= alpha),
-        int(kept.shape[0]),
-        worst.detectable,
-        worst.detectable_measure,
+        gate="marginal-symmetry",
+        statistic=worst.statistic,
+        p_value=p,
+        alpha=alpha,
+        passed=bool(p >= alpha),
+        n=int(kept.shape[0]),
+        detectable=worst.detectable,
+        detectable_measure=worst.detectable_measure,
         detail=f"{kept.shape[1]} variables against uniform, Bonferroni",
     )
 
@@ -346,28 +356,68 @@ def _renamed(result: GateResult, gate: str) -> GateResult:
     return GateResult(**{**result.__dict__, "gate": gate})
 
 
+#: A gate set: (spec, target, draws or chain, alpha, params) -> its verdicts.
+GateSet = Callable[[AlgorithmSpec, Any, Any, float, Mapping[str, Any]], list[GateResult]]
+
+
+def _exact_gate_set(
+    spec: AlgorithmSpec, target: Any, draws: Draws, alpha: float, params: Mapping[str, Any]
+) -> list[GateResult]:
+    return exactness_gates(spec, target, draws, alpha)
+
+
+#: The gate sets of each target kind, by how a sampler samples it: ``"chain"`` (entry
+#: ``run_chain``, whatever its guarantee), or ``"exact"`` / ``"approximate"`` (independent draws,
+#: by guarantee). :func:`gates_for` looks a sampler's gates up here and nowhere else.
+GATE_SETS: Mapping[str, Mapping[str, GateSet]] = MappingProxyType(
+    {
+        kind: MappingProxyType(by_mode)
+        for kind, by_mode in {
+            "discrete": {"exact": _exact_gate_set, "approximate": approximate_gates},
+            "discrete-ragged": {"approximate": approximate_gates},
+            "continuous-1d": {"exact": _exact_gate_set},
+            "posterior-1d": {"chain": chain_gates},
+            "factor-graph": {"chain": factor_graph_gates},
+            "factor-graph-continuous": {"chain": continuous_factor_graph_gates},
+        }.items()
+    }
+)
+
+
+def sampling_mode(spec: AlgorithmSpec) -> str:
+    """The key of ``spec``'s gate set within a kind: ``"chain"`` or its guarantee."""
+    return "chain" if spec.entry == "run_chain" else spec.guarantee
+
+
+def gate_set(spec: AlgorithmSpec, kind: str) -> GateSet:
+    """The gate set for ``spec`` on targets of ``kind``; ``NotImplementedError`` (the runner
+    records it as not verified) naming the kind and what is known when none applies."""
+    mode = sampling_mode(spec)
+    by_mode = GATE_SETS.get(kind)
+    if by_mode is None:
+        raise NotImplementedError(
+            f"no gate set for target kind {kind!r}; known kinds: {', '.join(GATE_SETS)}"
+        )
+    found = by_mode.get(mode)
+    if found is None:
+        what = "Markov chains" if mode == "chain" else f"{mode} independent draws"
+        known = [k for k, modes in GATE_SETS.items() if mode in modes]
+        raise NotImplementedError(
+            f"no gate set for {what} ({spec.name!r}) on target kind {kind!r}; it has gates for "
+            f"{', '.join(by_mode)}; kinds with gates for {mode}: {', '.join(known) or 'none'}"
+        )
+    return found
+
+
 def gates_for(
     spec: AlgorithmSpec,
     target: Any,
-    draws: Draws,
+    draws: Draws | Chain,
     alpha: float,
     params: Mapping[str, Any] | None = None,
 ) -> list[GateResult]:
-    if spec.entry == "run_chain" and target.kind == "factor-graph-continuous":
-        from harness.gates.continuous_chain import continuous_factor_graph_gates
-
-        return continuous_factor_graph_gates(spec, target, draws, alpha, params or {})
-    if spec.entry == "run_chain" and target.kind == "factor-graph":
-        return factor_graph_gates(spec, target, draws, alpha, params or {})
-    if spec.entry == "run_chain":
-        return chain_gates(spec, target, draws, alpha, params or {})
-    if spec.guarantee == "exact":
-        return exactness_gates(spec, target, draws, alpha)
-    if spec.guarantee == "approximate":
-        return approximate_gates(spec, target, draws, alpha, params or {})
-    raise NotImplementedError(
-        f"no gate applies to guarantee {spec.guarantee!r} on {target.kind!r} targets yet"
-    )
+    """Every gate verdict on one sampler's output, from its kind's gate set (:data:`GATE_SETS`)."""
+    return gate_set(spec, target.kind)(spec, target, draws, alpha, params or {})
 
 
 def _same(a: np.ndarray, b: np.ndarray, rtol: float) -> bool:
@@ -403,14 +453,14 @@ def agreement(
     if spec.agreement.law_only:
         law = _two_sample(kind, a["values"], b["values"], alpha)
         return GateResult(
-            "agreement-law",
-            law.statistic,
-            law.p_value,
-            alpha,
-            law.passed,
-            law.n,
-            law.detectable,
-            law.detectable_measure,
+            gate="agreement-law",
+            statistic=law.statistic,
+            p_value=law.p_value,
+            alpha=alpha,
+            passed=law.passed,
+            n=law.n,
+            detectable=law.detectable,
+            detectable_measure=law.detectable_measure,
             detail=f"{law.gate}; {spec.agreement.reason}",
         )
     mismatches = []
@@ -428,14 +478,14 @@ def agreement(
     how = "bit-for-bit" if rtol == 0.0 else f"within rtol {rtol:g} ({spec.agreement.reason})"
     if not mismatches:
         return GateResult(
-            "agreement",
-            0.0,
-            None,
-            alpha,
-            True,
-            n,
-            0.0,
-            "any difference",
+            gate="agreement",
+            statistic=0.0,
+            p_value=None,
+            alpha=alpha,
+            passed=True,
+            n=n,
+            detectable=0.0,
+            detectable_measure="any difference",
             multiple_testing=False,
             detail=f"values, extras, evals and Generator state agree {how}",
         )
@@ -445,14 +495,14 @@ def agreement(
     else:
         law_text = ""
     return GateResult(
-        "agreement",
-        float(len(mismatches)),
-        None,
-        alpha,
-        False,
-        n,
-        0.0,
-        "any difference",
+        gate="agreement",
+        statistic=float(len(mismatches)),
+        p_value=None,
+        alpha=alpha,
+        passed=False,
+        n=n,
+        detectable=0.0,
+        detectable_measure="any difference",
         multiple_testing=False,
         detail=f"differ ({how} expected): {', '.join(mismatches)}{law_text}",
     )

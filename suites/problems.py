@@ -233,11 +233,13 @@ def chain_scalar(values: np.ndarray, target: Any) -> np.ndarray:
 
 
 def bulk_ess(values: np.ndarray, target: Any) -> float:
-    """Bulk ESS of one chain through the harness's arviz-stats gate (4 segments as chains)."""
-    from harness.gates.mcmc import ess_rhat
+    """Bulk ESS of one chain (4 segments as chains) by the harness's arviz-stats wrapper;
+    0 for a chain too short or constant."""
+    from harness.gates.mcmc import bulk_ess as segments_ess
 
     y = chain_scalar(values, target)
     m = y.size - y.size % 4
-    if m < 16 or np.ptp(y[:m]) == 0.0:
+    if m < 16:
         return 0.0
-    return float(ess_rhat(y[:m].reshape(4, -1)).statistic)
+    value = segments_ess(y[:m].reshape(4, -1))
+    return 0.0 if value is None else value

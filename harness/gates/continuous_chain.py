@@ -154,9 +154,17 @@ def continuous_factor_graph_gates(
 
 def _ess_failure(alpha: float, n: int, why: str) -> GateResult:
     return GateResult(
-        "ess", 0.0, None, alpha, False, n, 100.0, "bulk ESS required",
-        multiple_testing=False, detail=why,
-    )  # fmt: skip
+        gate="ess",
+        statistic=0.0,
+        p_value=None,
+        alpha=alpha,
+        passed=False,
+        n=n,
+        detectable=100.0,
+        detectable_measure="bulk ESS required",
+        multiple_testing=False,
+        detail=why,
+    )
 
 
 def _binned_chisquare(target: Any, kept: np.ndarray, alpha: float) -> GateResult:
@@ -182,14 +190,14 @@ def _sign_symmetry(target: Any, kept: np.ndarray, alpha: float) -> GateResult:
     worst = int(np.argmin(per))
     z = float(stats.norm.isf(alpha / d / 2.0))
     return GateResult(
-        "sign-symmetry",
-        float(abs(above[worst] / m - 0.5)),
-        p,
-        alpha,
-        bool(p >= alpha),
-        m,
-        (z + _Z_POWER) * 0.5 / math.sqrt(m),
-        "|P(x_i > mid) - 1/2|",
+        gate="sign-symmetry",
+        statistic=float(abs(above[worst] / m - 0.5)),
+        p_value=p,
+        alpha=alpha,
+        passed=bool(p >= alpha),
+        n=m,
+        detectable=(z + _Z_POWER) * 0.5 / math.sqrt(m),
+        detectable_measure="|P(x_i > mid) - 1/2|",
         detail=f"binomial test of P(x_i > {mid:g}) = 1/2 for each of {d} variables, Bonferroni",
     )
 

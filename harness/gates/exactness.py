@@ -61,14 +61,14 @@ def chisquare_gof(values: np.ndarray, pmf: np.ndarray, alpha: float) -> GateResu
     if outside.any():
         bad = values[outside][0]
         return GateResult(
-            "chi-square",
-            math.inf,
-            0.0,
-            alpha,
-            False,
-            n,
-            _chisquare_detectable(n, pmf.size, alpha),
-            "Cohen's w",
+            gate="chi-square",
+            statistic=math.inf,
+            p_value=0.0,
+            alpha=alpha,
+            passed=False,
+            n=n,
+            detectable=_chisquare_detectable(n, pmf.size, alpha),
+            detectable_measure="Cohen's w",
             detail=f"draw {bad!r} lies outside the domain 0..{pmf.size - 1}",
         )
     counts = np.bincount(values.astype(np.int64), minlength=pmf.size).astype(np.float64)
@@ -79,26 +79,26 @@ def chisquare_gof(values: np.ndarray, pmf: np.ndarray, alpha: float) -> GateResu
     exp *= n / exp.sum()
     if bins < 2:
         return GateResult(
-            "chi-square",
-            0.0,
-            1.0,
-            alpha,
-            True,
-            n,
-            math.nan,
-            "Cohen's w",
+            gate="chi-square",
+            statistic=0.0,
+            p_value=1.0,
+            alpha=alpha,
+            passed=True,
+            n=n,
+            detectable=math.nan,
+            detectable_measure="Cohen's w",
             detail="one pooled cell: too few draws to test",
         )
     stat, p = stats.chisquare(obs, exp)
     return GateResult(
-        "chi-square",
-        float(stat),
-        float(p),
-        alpha,
-        bool(p >= alpha),
-        n,
-        _chisquare_detectable(n, bins, alpha),
-        "Cohen's w",
+        gate="chi-square",
+        statistic=float(stat),
+        p_value=float(p),
+        alpha=alpha,
+        passed=bool(p >= alpha),
+        n=n,
+        detectable=_chisquare_detectable(n, bins, alpha),
+        detectable_measure="Cohen's w",
         detail=f"{bins} cells after pooling (expected >= 5) of {pmf.size}",
     )
 
@@ -120,26 +120,26 @@ def ks_1samp(
         raise ValueError("ks_1samp needs at least one draw")
     if not np.all(np.isfinite(values)):
         return GateResult(
-            name,
-            math.inf,
-            0.0,
-            alpha,
-            False,
-            n,
-            ks_detectable(n, alpha),
-            "sup |F - F0|",
+            gate=name,
+            statistic=math.inf,
+            p_value=0.0,
+            alpha=alpha,
+            passed=False,
+            n=n,
+            detectable=ks_detectable(n, alpha),
+            detectable_measure="sup |F - F0|",
             detail="non-finite draws",
         )
     res = stats.ks_1samp(values, cdf, method="exact" if n <= 10_000 else "asymp")
     return GateResult(
-        name,
-        float(res.statistic),
-        float(res.pvalue),
-        alpha,
-        bool(res.pvalue >= alpha),
-        n,
-        ks_detectable(n, alpha),
-        "sup |F - F0|",
+        gate=name,
+        statistic=float(res.statistic),
+        p_value=float(res.pvalue),
+        alpha=alpha,
+        passed=bool(res.pvalue >= alpha),
+        n=n,
+        detectable=ks_detectable(n, alpha),
+        detectable_measure="sup |F - F0|",
     )
 
 
@@ -153,14 +153,14 @@ def ks_2samp(a: np.ndarray, b: np.ndarray, alpha: float) -> GateResult:
     scale = math.sqrt((n + m) / (n * m))
     detectable = c_alpha * scale + _Z_POWER * 0.5 * scale
     return GateResult(
-        "ks-2samp",
-        float(res.statistic),
-        float(res.pvalue),
-        alpha,
-        bool(res.pvalue >= alpha),
-        n + m,
-        detectable,
-        "sup |F_a - F_b|",
+        gate="ks-2samp",
+        statistic=float(res.statistic),
+        p_value=float(res.pvalue),
+        alpha=alpha,
+        passed=bool(res.pvalue >= alpha),
+        n=n + m,
+        detectable=detectable,
+        detectable_measure="sup |F_a - F_b|",
     )
 
 
@@ -180,26 +180,26 @@ def chisquare_2samp(a: np.ndarray, b: np.ndarray, D: int, alpha: float) -> GateR
     )
     if bins < 2:
         return GateResult(
-            "chi-square-2samp",
-            0.0,
-            1.0,
-            alpha,
-            True,
-            int(n + m),
-            math.nan,
-            "Cohen's w",
+            gate="chi-square-2samp",
+            statistic=0.0,
+            p_value=1.0,
+            alpha=alpha,
+            passed=True,
+            n=int(n + m),
+            detectable=math.nan,
+            detectable_measure="Cohen's w",
             detail="one pooled cell: too few draws to test",
         )
     stat, p, _, _ = stats.chi2_contingency(table, correction=False)
     n_eff = int(n * m / (n + m))
     return GateResult(
-        "chi-square-2samp",
-        float(stat),
-        float(p),
-        alpha,
-        bool(p >= alpha),
-        int(n + m),
-        _chisquare_detectable(max(n_eff, 1), bins, alpha),
-        "Cohen's w (approx., n*m/(n+m))",
+        gate="chi-square-2samp",
+        statistic=float(stat),
+        p_value=float(p),
+        alpha=alpha,
+        passed=bool(p >= alpha),
+        n=int(n + m),
+        detectable=_chisquare_detectable(max(n_eff, 1), bins, alpha),
+        detectable_measure="Cohen's w (approx., n*m/(n+m))",
         detail=f"{bins} cells after pooling",
     )

@@ -1,4 +1,8 @@
-"""Gates for Markov chain kernels: ESS / R-hat, invariance and spectral gaps."""
+"""Gates for Markov chain kernels: ESS / R-hat, invariance and spectral gaps.
+
+Also the harness's one wrapper over arviz-stats for chain summaries without a verdict
+(:func:`bulk_ess`, :func:`autocorrelation`), for experiments, benchmarks and reports.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,41 @@ import numpy as np
 from arviz_stats.base import array_stats
 
 from harness.gates.result import GateResult
+from harness.spec import Param
+
+
+def _bulk_ess(x: np.ndarray) -> float:
+    """Bulk ESS of x with shape (chains, draws), rank-normalised (Vehtari et al. 2021)."""
+    return float(array_stats.ess(x, chain_axis=-2, draw_axis=-1, method="bulk"))
+
+
+def bulk_ess(chains: np.ndarray) -> float | None:
+    """Bulk ESS (rank-normalised, arviz-stats) of ``chains``, shape (chains, draws) or (draws,)
+    for one chain; None when the values are constant or the estimate is not finite.
+
+    The same estimate :func:`ess_rhat` reports, without its verdict: for tables and figures.
+    """
+    x = np.atleast_2d(np.asarray(chains, dtype=np.float64))
+    if x.ndim != 2:
+        raise ValueError(f"chains must have shape (n_chains, n_draws), got {x.shape}")
+    if x.size == 0 or np.all(x == x.flat[0]):
+        return None
+    value = _bulk_ess(x)
+    return value if math.isfinite(value) else None
+
+
+def autocorrelation(chain: np.ndarray, lags: int | None = None) -> list[float] | None:
+    """Autocorrelation of one chain at lags 0..``lags`` (all lags when None), by FFT
+    (arviz-stats); None when the chain has fewer than 2 values or is constant."""
+    x = np.asarray(chain, dtype=np.float64)
+    if x.ndim != 1:
+        raise ValueError(f"chain must be one-dimensional, got shape {x.shape}")
+    if lags is not None:
+        lags = Param("lags", 0, int, low=0).check(lags)
+    if x.size < 2 or np.all(x == x[0]):
+        return None
+    rho = array_stats.autocorr(x)
+    return [float(v) for v in (rho if lags is None else rho[: lags + 1])]
 
 
 def ess_rhat(chains: np.ndarray, min_ess: float = 400.0, max_rhat: float = 1.01) -> GateResult:
@@ -19,19 +58,19 @@ def ess_rhat(chains: np.ndarray, min_ess: float = 400.0, max_rhat: float = 1.01)
     x = np.asarray(chains, dtype=np.float64)
     if x.ndim != 2 or x.shape[1] < 4:
         raise ValueError(f"chains must have shape (n_chains, n_draws >= 4), got {x.shape}")
-    bulk = float(array_stats.ess(x, chain_axis=-2, draw_axis=-1, method="bulk"))
+    bulk = _bulk_ess(x)
     tail = float(array_stats.ess(x, chain_axis=-2, draw_axis=-1, method="tail", prob=(0.05, 0.95)))
     rhat = float(array_stats.rhat(x, chain_axis=-2, draw_axis=-1, method="rank"))
     ok = bool(bulk >= min_ess and (x.shape[0] < 2 or rhat <= max_rhat))
     return GateResult(
-        "ess",
-        bulk,
-        None,
-        math.nan,
-        ok,
-        int(x.size),
-        min_ess,
-        "bulk ESS required",
+        gate="ess",
+        statistic=bulk,
+        p_value=None,
+        alpha=math.nan,
+        passed=ok,
+        n=int(x.size),
+        detectable=min_ess,
+        detectable_measure="bulk ESS required",
         multiple_testing=False,
         detail=f"bulk ESS {bulk:.0f}, tail ESS {tail:.0f}, R-hat {rhat:.4f}",
     )
@@ -57,14 +96,14 @@ def invariance(P: np.ndarray, pi: np.ndarray, tol: float) -> GateResult:
     balance = float(np.max(np.abs(flux - flux.T)))
     worst = max(stationarity, balance)
     return GateResult(
-        "invariance",
-        worst,
-        None,
-        math.nan,
-        bool(worst <= tol),
-        P.shape[0],
-        tol,
-        "max |pi P - pi|, max |pi_i P_ij - pi_j P_ji|",
+        gate="invariance",
+        statistic=worst,
+        p_value=None,
+        alpha=math.nan,
+        passed=bool(worst <= tol),
+        n=P.shape[0],
+        detectable=tol,
+        detectable_measure="max |pi P - pi|, max |pi_i P_ij - pi_j P_ji|",
         multiple_testing=False,
         detail=f"stationarity {stationarity:.3g}, detailed balance {balance:.3g}, tol {tol:.3g}",
     )
@@ -90,14 +129,14 @@ def spectral_gap_bound(
     """Pass when the exact gap of P is at least ``bound`` (e.g. 003 Thm. 1's lower bound)."""
     gap = spectral_gap(P, pi)
     return GateResult(
-        "spectral-gap",
-        gap,
-        None,
-        math.nan,
-        bool(gap >= bound - tol),
-        P.shape[0],
-        bound,
-        "theorem's lower bound",
+        gate="spectral-gap",
+        statistic=gap,
+        p_value=None,
+        alpha=math.nan,
+        passed=bool(gap >= bound - tol),
+        n=P.shape[0],
+        detectable=bound,
+        detectable_measure="theorem's lower bound",
         multiple_testing=False,
         detail=f"gap {gap:.6g} vs bound {bound:.6g}",
     )

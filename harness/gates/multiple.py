@@ -12,10 +12,12 @@ where the evidence is borderline instead of loosening any bound.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 from statsmodels.stats.multitest import multipletests
+
+from harness.spec import Param
 
 Decision = Literal["pass", "fail", "escalate"]
 
@@ -35,9 +37,16 @@ class Escalation:
     factor: int = 4
     inconclusive: float = 100.0
 
+    #: The valid range of each field.
+    PARAMS: ClassVar[tuple[Param, ...]] = (
+        Param("stages", 3, int, low=1),
+        Param("factor", 4, int, low=2),
+        Param("inconclusive", 100.0, float, low=1.0),
+    )
+
     def __post_init__(self) -> None:
-        if self.stages < 1 or self.factor < 2 or self.inconclusive < 1:
-            raise ValueError(f"invalid escalation policy {self}")
+        for p in self.PARAMS:
+            p.check(getattr(self, p.name))
 
     def stage_alpha(self, alpha: float) -> float:
         return alpha / self.stages

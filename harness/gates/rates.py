@@ -14,11 +14,10 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from harness.gates.result import GateResult
+from harness.spec import Param
 
-
-def _check_delta(delta: float) -> None:
-    if not (isinstance(delta, int | float) and 0.0 < delta < 1.0):
-        raise ValueError(f"delta = {delta!r} is invalid; valid: a number in (0, 1)")
+#: The promised error of an approximate sampler (000, Prop. 1).
+DELTA = Param("delta", 0.01, float, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
 
 
 def error_rate(errors: int, n: int, delta: float, alpha: float) -> GateResult:
@@ -29,21 +28,21 @@ def error_rate(errors: int, n: int, delta: float, alpha: float) -> GateResult:
     whose lower bound is still <= delta is marked for escalation (more draws), not final.
     Detectable: with zero errors the bound is 1 - alpha^(1/n); a smaller delta needs more draws.
     """
-    _check_delta(delta)
+    DELTA.check(delta)
     if n < 1 or not 0 <= errors <= n:
         raise ValueError(f"errors = {errors!r} of n = {n!r}; valid: 0 <= errors <= n, n >= 1")
     low, high = proportion_confint(errors, n, alpha=2 * alpha, method="beta")
     p = float(stats.binomtest(errors, n, delta, alternative="less").pvalue)
     resolution = 1.0 - alpha ** (1.0 / n)
     return GateResult(
-        "error-rate",
-        errors / n,
-        p,
-        alpha,
-        bool(high <= delta),
-        n,
-        resolution,
-        "smallest provable error bound (zero errors)",
+        gate="error-rate",
+        statistic=errors / n,
+        p_value=p,
+        alpha=alpha,
+        passed=bool(high <= delta),
+        n=n,
+        detectable=resolution,
+        detectable_measure="smallest provable error bound (zero errors)",
         interval=(float(low), float(high)),
         multiple_testing=False,
         detail=f"{errors} errors in {n}; Clopper-Pearson [{low:.3g}, {high:.3g}] "
@@ -81,16 +80,16 @@ def tv_estimate(
     low, high = max(0.0, tv - h), min(1.0, tv + h)
     passed = True if delta is None else bool(low <= delta)
     if delta is not None:
-        _check_delta(delta)
+        DELTA.check(delta)
     return GateResult(
-        "tv",
-        tv,
-        None,
-        alpha,
-        passed,
-        n,
-        2 * h,
-        "TV",
+        gate="tv",
+        statistic=tv,
+        p_value=None,
+        alpha=alpha,
+        passed=passed,
+        n=n,
+        detectable=2 * h,
+        detectable_measure="TV",
         interval=(low, high),
         multiple_testing=False,
         detail="" if delta is None else f"interval [{low:.3g}, {high:.3g}] vs delta {delta:g}",

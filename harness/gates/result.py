@@ -6,9 +6,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GateResult:
-    """One statistical verdict, with what it could have caught.
+    """One statistical verdict, with what it could have caught. Built with keywords only.
 
     ``p_value`` is the probability of a discrepancy at least this large under a correct sampler
     (small means "reject"). Gates whose verdict is not a rejection test (error-rate bounds,

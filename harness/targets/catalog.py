@@ -13,8 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from harness.spec import Param
 from harness.targets.continuous import TruncatedGumbelTarget
 from harness.targets.discrete import ragged_rewards, synthetic_rewards
+from harness.targets.location_model import model_target, studentt_location_model
 from harness.targets.posterior import studentt_posterior
 
 LEVELS = ("quick", "full")
@@ -44,9 +46,6 @@ def _synthetic(D: int, N: int, distribution: str, sigma: float, seed: int) -> Ca
 
 def _control_variates(N: int, D: int, nu: float, seed: int) -> Callable[[], Any]:
     def build() -> Any:
-        # Imported here: the harness core must not depend on a family at import time.
-        from implementations.racing.control_variates import model_target, studentt_location_model
-
         model = studentt_location_model(N, D, nu, np.random.default_rng(seed))
         return model_target(model, control_variates=True)
 
@@ -126,8 +125,7 @@ PROBLEMS: tuple[Problem, ...] = (
 
 
 def problems(kind: str, level: str) -> list[Problem]:
-    if level not in LEVELS:
-        raise ValueError(f"level = {level!r} is invalid; valid: {', '.join(LEVELS)}")
+    Param("level", "quick", str, choices=LEVELS).check(level)
     return [p for p in PROBLEMS if p.kind == kind and level in p.levels]
 
 

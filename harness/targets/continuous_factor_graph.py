@@ -32,7 +32,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from harness.targets.factor_graph import _check_scopes, _readonly, build_adjacency
+from harness.targets.factor_graph import BETA, SIDE, _check_scopes, _readonly, build_adjacency
 
 #: Quadrature / rejection ground truth only for tiny graphs.
 MAX_QUADRATURE_VARS = 3
@@ -265,8 +265,7 @@ def continuous_spin_target(
         raise ValueError(f"A has shape {A.shape}; valid: a square interaction matrix")
     if not np.array_equal(A, A.T) or np.any(A < 0) or not np.isfinite(A).all():
         raise ValueError("A must be symmetric, finite and >= 0 (interaction strengths A_ij)")
-    if not (math.isfinite(beta) and beta > 0):
-        raise ValueError(f"beta = {beta!r}; valid: a finite number > 0")
+    BETA.check(beta)
     i, j = np.nonzero(np.triu(A, k=1))
     w = beta * A[i, j]
     coefs = np.stack([w, np.zeros_like(w), np.zeros_like(w), w], axis=1)
@@ -279,8 +278,7 @@ def continuous_spin_target(
 def continuous_spin_grid(side: int, beta: float = 1.0, scale: float = 0.4):
     """A side x side grid, fully connected, A_ij = exp(-scale ||p_i - p_j||^2). 003 does not
     state A; scale 0.4 on 20x20 reproduces its L = 13.71 (notes-minibatch-gibbs.md, Sec. 10)."""
-    if isinstance(side, bool) or not isinstance(side, int) or side < 2:
-        raise ValueError(f"side = {side!r}; valid: an integer >= 2")
+    side = SIDE.check(side)
     p = np.indices((side, side)).reshape(2, -1).T.astype(np.float64)
     A = np.exp(-scale * ((p[:, None, :] - p[None, :, :]) ** 2).sum(axis=-1))
     np.fill_diagonal(A, 0.0)

@@ -21,6 +21,8 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import logsumexp
 
+from harness.spec import Param, finite_number
+
 #: Enumerating D^n states is ground truth only for tiny graphs.
 MAX_ENUMERATED_STATES = 1 << 20
 
@@ -207,6 +209,11 @@ class FactorGraphTarget:
         return _readonly(p)
 
 
+#: The inverse temperature of a Potts or continuous-spin model, and the side of a grid of them.
+BETA = finite_number("beta", above=0.0)
+SIDE = Param("side", 2, int, low=2)
+
+
 def potts_target(A: np.ndarray, beta: float, D: int, name: str = "potts") -> FactorGraphTarget:
     """Potts model: phi_ij(x) = beta A_ij 1[x_i == x_j], M_ij = beta A_ij, one factor per pair
     i < j with A_ij > 0 (003, Sec. 4.1)."""
@@ -215,10 +222,8 @@ def potts_target(A: np.ndarray, beta: float, D: int, name: str = "potts") -> Fac
         raise ValueError(f"A has shape {A.shape}; valid: a square interaction matrix")
     if not np.allclose(A, A.T, rtol=0.0, atol=0.0) or np.any(A < 0) or not np.isfinite(A).all():
         raise ValueError("A must be symmetric, finite and >= 0 (interaction strengths A_ij)")
-    if not (math.isfinite(beta) and beta > 0):
-        raise ValueError(f"beta = {beta!r}; valid: a finite number > 0")
-    if isinstance(D, bool) or not isinstance(D, int) or D < 2:
-        raise ValueError(f"D = {D!r} (domain size); valid: an integer >= 2")
+    BETA.check(beta)
+    D = Param("D", 2, int, low=2, doc="domain size").check(D)
     i, j = np.nonzero(np.triu(A, k=1))
     M = beta * A[i, j]
     tables = M[:, None, None] * np.eye(D)[None, :, :]
@@ -236,8 +241,7 @@ def potts_target(A: np.ndarray, beta: float, D: int, name: str = "potts") -> Fac
 
 def potts_grid(side: int, beta: float, D: int, scale: float = 1.5) -> FactorGraphTarget:
     """003, Sec. 4.1: a side x side grid, fully connected, A_ij = exp(-scale ||p_i - p_j||^2)."""
-    if isinstance(side, bool) or not isinstance(side, int) or side < 2:
-        raise ValueError(f"side = {side!r}; valid: an integer >= 2")
+    side = SIDE.check(side)
     p = np.indices((side, side)).reshape(2, -1).T.astype(np.float64)
     d2 = ((p[:, None, :] - p[None, :, :]) ** 2).sum(axis=-1)
     A = np.exp(-scale * d2)

@@ -39,6 +39,7 @@ import math
 import numpy as np
 from numba import njit
 
+from harness.spec import Param, finite_number
 from harness.targets.continuous_factor_graph import (
     MIXTURE,
     QUADRATIC,
@@ -59,8 +60,7 @@ MARGIN = 1e-9
 
 def mixture_data(n: int, rng: np.random.Generator, x: tuple[float, float] = TRUE_X) -> np.ndarray:
     """n data y_i ~ 1/2 N(x1, sigma_y^2) + 1/2 N(x1 + x2, sigma_y^2) (003 Sec. 4.3)."""
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-        raise ValueError(f"n = {n!r}; valid: an integer >= 1 (number of data)")
+    n = Param("n", 1, int, low=1, doc="number of data").check(n)
     second = rng.random(n) < 0.5
     mean = np.where(second, x[0] + x[1], x[0])
     return mean + math.sqrt(SIGMA_Y_SQ) * rng.standard_normal(n)
@@ -100,8 +100,7 @@ def gaussian_mixture_target(
     if not np.isfinite(y).all():
         raise ValueError("y holds a non-finite value; valid: finite data")
     for label, v in (("a", a), ("b", b), ("L", L)):
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-            raise ValueError(f"{label} = {v!r}; valid: a finite number")
+        finite_number(label).check(v)
     if not a < b:
         raise ValueError(f"domain [a, b] = [{a!r}, {b!r}]; valid: a < b")
     # Folded prior -x1^2 / (2 s1) - x2^2 / (2 s2), shifted by its inf (a corner) to be >= 0.
@@ -174,10 +173,8 @@ def posterior_bins(
 ) -> tuple[np.ndarray, float, tuple[float, float]]:
     """pi of each of n_bins x n_bins equal boxes of the domain, by tensor Gauss-Legendre with
     n_points nodes per box side; also max U over the nodes and the node where it is reached."""
-    if isinstance(n_bins, bool) or not isinstance(n_bins, int) or n_bins < 1:
-        raise ValueError(f"n_bins = {n_bins!r}; valid: an integer >= 1")
-    if isinstance(n_points, bool) or not isinstance(n_points, int) or n_points < 1:
-        raise ValueError(f"n_points = {n_points!r}; valid: an integer >= 1")
+    n_bins = Param("n_bins", 1, int, low=1).check(n_bins)
+    n_points = Param("n_points", 1, int, low=1).check(n_points)
     t, wt = np.polynomial.legendre.leggauss(n_points)
     edges = np.linspace(target.a, target.b, n_bins + 1)
     h = np.diff(edges)

@@ -24,6 +24,8 @@ import numpy as np
 from scipy.integrate import simpson
 from scipy.special import logsumexp
 
+from harness.spec import Param, finite_number
+
 
 @dataclass(frozen=True, eq=False)
 class StudentTPosterior:
@@ -43,11 +45,8 @@ class StudentTPosterior:
         if not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or inf; valid: finite observations")
         for name in ("nu", "scale", "prior_sd"):
-            v = getattr(self, name)
-            if not (math.isfinite(v) and v > 0):
-                raise ValueError(f"{name} = {v!r} is invalid; valid: a finite number > 0")
-        if not math.isfinite(self.prior_mean):
-            raise ValueError(f"prior_mean = {self.prior_mean!r} is invalid; valid: finite")
+            finite_number(name, above=0.0).check(getattr(self, name))
+        finite_number("prior_mean").check(self.prior_mean)
         y.setflags(write=False)
         object.__setattr__(self, "y", y)
 
@@ -117,8 +116,7 @@ def studentt_posterior(
     N: int, theta: float, nu: float, rng: np.random.Generator, name: str | None = None
 ) -> StudentTPosterior:
     """Simulated data y_n = theta + t_nu noise (unit scale), prior N(0, 10^2)."""
-    if isinstance(N, bool) or not isinstance(N, int | np.integer) or N < 2:
-        raise ValueError(f"N = {N!r} is invalid; valid: an integer >= 2")
+    N = Param("N", 2, int, low=2, doc="observations").check(N)
     y = theta + rng.standard_t(nu, size=N)
     label = name or f"studentt-posterior-N{N}-nu{nu:g}"
     return StudentTPosterior(y, nu=nu, name=label, meta={"theta": theta, "family": "000 Sec. 4"})

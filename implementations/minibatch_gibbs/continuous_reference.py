@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.spec import Chain
+from harness.spec import Chain, Param
 from harness.targets.continuous_factor_graph import ContinuousFactorGraphTarget, factor_value
 from implementations.minibatch_gibbs.reference import check_positive, poisson_count
 
@@ -54,15 +54,8 @@ MAX_DEGREE = 256
 
 
 def check_degree(name: str, deg: Any) -> int:
-    if isinstance(deg, bool) or not isinstance(deg, int | np.integer) or deg < 1:
-        raise ValueError(
-            f"parameter {name!r} = {deg!r} is invalid; valid: an integer in [1, {MAX_DEGREE}]"
-        )
-    if deg > MAX_DEGREE:
-        raise ValueError(
-            f"parameter {name!r} = {deg!r} is invalid; valid: an integer in [1, {MAX_DEGREE}]"
-        )
-    return int(deg)
+    """A polynomial degree (``m``, ``k``): an integer in [1, MAX_DEGREE]."""
+    return Param(name, 1, int, 1, MAX_DEGREE).check(deg)
 
 
 def initial_state(target: ContinuousFactorGraphTarget, x0: Any = None) -> np.ndarray:

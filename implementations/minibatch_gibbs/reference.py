@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.spec import Chain
+from harness.spec import Chain, Param, finite_number
 from harness.targets.factor_graph import FactorGraphTarget, _alias_table
 
 
@@ -52,8 +52,7 @@ def poisson_count(rate: float, rng: np.random.Generator) -> int:
 def check_thin(thin: int, n_steps: int) -> int:
     """``thin``: keep every thin-th state (the step costs stay per step). A full trajectory
     copies n values per step; thinning by about n keeps a step's cost O(lam + L) (Statement 1)."""
-    if isinstance(thin, bool) or not isinstance(thin, int | np.integer) or thin < 1:
-        raise ValueError(f"thin = {thin!r}; valid: an integer >= 1")
+    thin = Param("thin", 1, int, low=1).check(thin)
     if thin > max(n_steps, 1):
         raise ValueError(f"thin = {thin} > n_steps = {n_steps}; valid: 1 <= thin <= n_steps")
     return int(thin)
@@ -197,9 +196,7 @@ def poisson_gibbs(
 
 def check_positive(value: float, name: str) -> float:
     """A size parameter (``lam``, ``lam2``) must be a finite number > 0."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-        raise ValueError(f"parameter {name!r} = {value!r} is invalid; valid: a number in (0, inf)")
-    return float(value)
+    return finite_number(name, above=0.0).check(value)
 
 
 def propose_other(D: int, current: int, rng: np.random.Generator) -> int:

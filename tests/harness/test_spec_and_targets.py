@@ -3,9 +3,11 @@ import math
 import numpy as np
 import pytest
 
-from harness.spec import AlgorithmSpec, Check, Param, sample
+from harness.spec import AlgorithmSpec, Chain, Check, Param, check_x0, sample
 from harness.targets import DiscreteFactorTarget, TruncatedGumbelTarget, synthetic_rewards
 from harness.targets.catalog import PROBLEMS, problems
+from harness.targets.factor_graph import random_factor_graph
+from harness.targets.posterior import studentt_posterior
 
 
 def test_param_checks_name_value_and_range():
@@ -52,6 +54,92 @@ def test_sample_validates_before_calling(small_discrete):
         sample(spec, "numba", small_discrete, 5, np.random.default_rng(0))
     with pytest.raises(ValueError, match="continuous-1d"):
         sample(spec, "reference", TruncatedGumbelTarget(0, 1), 5, np.random.default_rng(0))
+
+
+def _recording_chain(calls):
+    def run_chain(target, n_steps, rng, x0=None, **params):
+        calls.append(x0)
+        return Chain(np.zeros(n_steps), 0)
+
+    return run_chain
+
+
+def _chain_spec(kinds, calls):
+    return AlgorithmSpec(
+        "walk", "f", "p", "mcmc", kinds, {"reference": _recording_chain(calls)}, entry="run_chain"
+    )
+
+
+def test_sample_passes_x0_to_a_chain_only_when_given():
+    calls = []
+    spec = _chain_spec(("posterior-1d",), calls)
+    target = studentt_posterior(50, 1.0, 4.0, np.random.default_rng(0))
+    sample(spec, "reference", target, 3, np.random.default_rng(0))
+    sample(spec, "reference", target, 3, np.random.default_rng(0), x0=1.5)
+    sample(spec, "reference", target, 3, np.random.default_rng(0), x0=np.float64(-2))
+    assert calls == [None, 1.5, -2.0]
+
+
+@pytest.mark.parametrize(
+    ("x0", "why"),
+    [
+        ([1.0, 2.0], r"shape \(2,\), expected \(\)"),
+        (math.nan, "not finite"),
+        ("1.0", "expected numbers"),
+        (True, "expected numbers"),
+    ],
+)
+def test_sample_checks_x0_of_a_1d_target(x0, why):
+    calls = []
+    target = studentt_posterior(50, 1.0, 4.0, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=rf"x0 = .* is invalid \({why}\); valid: None or a single"):
+        sample(_chain_spec(("posterior-1d",), calls), "reference", target, 3, rng(), x0=x0)
+    assert calls == []
+
+
+def test_sample_checks_x0_length_on_a_factor_graph():
+    calls = []
+    spec = _chain_spec(("factor-graph",), calls)
+    target = random_factor_graph(3, 2, np.random.default_rng(0))
+    sample(spec, "reference", target, 2, rng(), x0=[0, 1, 0])
+    assert [list(c) for c in calls] == [[0, 1, 0]]
+    for bad, why in (([0, 1], r"shape \(2,\)"), ([0, 1, np.inf], "not finite")):
+        with pytest.raises(ValueError, match=rf"x0 = .*\({why}.*valid: None or 3 finite numbers"):
+            sample(spec, "reference", target, 2, rng(), x0=bad)
+    with pytest.raises(ValueError, match="not array-like"):
+        sample(spec, "reference", target, 2, rng(), x0=[[0], [1, 0]])
+    assert len(calls) == 1
+
+
+def test_x0_summary_is_short_for_long_states():
+    target = random_factor_graph(3, 2, np.random.default_rng(0))
+    with pytest.raises(ValueError) as info:
+        check_x0(np.arange(1000.0), target)
+    assert "ndarray of shape (1000,)" in str(info.value) and len(str(info.value)) < 200
+
+
+def test_sample_rejects_x0_for_independent_draws(small_discrete):
+    spec = AlgorithmSpec("x", "f", "p", "exact", ("discrete",), {"reference": _fn})
+    with pytest.raises(ValueError, match=r"x0 = 0 is invalid: 'x' draws independent samples"):
+        sample(spec, "reference", small_discrete, 5, rng(), x0=0)
+
+
+def test_real_chains_take_x0_through_sample():
+    from harness.registry import build_registry
+
+    spec = build_registry().get("gibbs")
+    target = random_factor_graph(3, 2, np.random.default_rng(0))
+    x0 = np.array([1, 0, 1])
+    default = sample(spec, "reference", target, 1, rng())
+    started = sample(spec, "reference", target, 1, rng(), x0=x0)
+    assert np.sum(started.values[0] != x0) <= 1  # one Gibbs update from x0
+    direct = spec.implementation("reference")(target, 1, rng(), x0=x0, **spec.validate({}))
+    assert np.array_equal(started.values, direct.values)
+    assert default.values.shape == started.values.shape
+
+
+def rng():
+    return np.random.default_rng(0)
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])

@@ -1,9 +1,10 @@
 """The gates of approximate samplers and chains, each beside a negative control."""
 
 import numpy as np
+import pytest
 
 from harness.spec import Chain, Draws
-from harness.verification import chain_gates, gates_for, pull_bounds
+from harness.verification import GATE_SETS, chain_gates, gate_set, gates_for, pull_bounds
 
 
 def _by_gate(results):
@@ -88,3 +89,28 @@ def test_a_chain_without_decisions_is_held_to_exactness(registry, small_posterio
     gates = _by_gate(chain_gates(spec, small_posterior, _chain(small_posterior, shifted), 1e-4, {}))
     assert "stationary-bias" not in gates and "decision-error" not in gates
     assert gates["ks-thinned"].p_value < 1e-6
+
+
+def test_gate_sets_come_from_one_table_keyed_by_target_kind(registry, small_discrete):
+    assert set(GATE_SETS) == {
+        "discrete",
+        "discrete-ragged",
+        "continuous-1d",
+        "posterior-1d",
+        "factor-graph",
+        "factor-graph-continuous",
+    }
+    assert gate_set(registry.get("racing-mh"), "posterior-1d") is chain_gates
+    draws = Draws(np.random.default_rng(0).integers(0, small_discrete.D, 5000), 0)
+    exact = [g.gate for g in gates_for(registry.get("gumbel-max"), small_discrete, draws, 1e-3)]
+    assert exact[0] == "chi-square"
+
+
+def test_a_kind_without_gates_names_itself_and_the_known_kinds(registry):
+    unknown = type("Odd", (), {"kind": "odd-kind"})()
+    with pytest.raises(NotImplementedError, match=r"'odd-kind'; known kinds: discrete, "):
+        gates_for(registry.get("gumbel-max"), unknown, Draws(np.zeros(3), 0), 1e-3)
+    with pytest.raises(
+        NotImplementedError, match=r"Markov chains .* kind 'discrete'.*posterior-1d"
+    ):
+        gate_set(registry.get("racing-mh"), "discrete")

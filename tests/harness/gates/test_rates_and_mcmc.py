@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 from harness.gates import (
+    autocorrelation,
+    bulk_ess,
     error_rate,
     ess_rhat,
     invariance,
@@ -53,6 +55,26 @@ def test_ess_matches_the_ar1_formula_and_fails_a_sticky_chain():
     assert res.passed
     assert res.statistic == pytest.approx(expected, rel=0.2)
     assert not ess_rhat(ar1(0.995, 4000, 4, 2), min_ess=1000).passed
+
+
+def test_bulk_ess_is_the_gates_estimate_and_none_when_constant():
+    x = ar1(0.5, 4000, 4, 1)
+    assert bulk_ess(x) == ess_rhat(x).statistic
+    assert bulk_ess(x[0]) == bulk_ess(x[:1])  # one chain as (draws,)
+    assert bulk_ess(np.full((4, 100), 2.5)) is None
+    with pytest.raises(ValueError, match="chains"):
+        bulk_ess(np.zeros((2, 3, 4)))
+
+
+def test_autocorrelation_of_an_ar1_chain_decays_as_phi_to_the_lag():
+    x = ar1(0.5, 20_000, 1, 4)[0]
+    rho = autocorrelation(x, lags=3)
+    assert len(rho) == 4 and rho[0] == 1.0
+    assert rho[1:] == pytest.approx([0.5, 0.25, 0.125], abs=0.03)
+    assert len(autocorrelation(x[:50])) == 50
+    assert autocorrelation(np.ones(10)) is None and autocorrelation(np.ones(1)) is None
+    with pytest.raises(ValueError, match="lags"):
+        autocorrelation(x, lags=-1)
 
 
 def test_rhat_fails_chains_stuck_in_different_places():

@@ -1,0 +1,41 @@
+"""Plain-text tables for the terminal: the one place columns are padded and aligned."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+ALIGNMENTS = {"l": str.ljust, "r": str.rjust}
+
+
+def text_table(
+    headers: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    align: str | None = None,
+    sep: str = "  ",
+) -> str:
+    """A table of already formatted cells: the header, a dash rule under it, one line per row.
+
+    ``align`` has one letter per column, ``"l"`` (left) or ``"r"`` (right); left everywhere when
+    None. Each column is as wide as its widest cell or header; columns are joined by ``sep`` and
+    lines carry no trailing spaces.
+    """
+    headers = list(headers)
+    align = "l" * len(headers) if align is None else align
+    if len(align) != len(headers) or set(align) - set(ALIGNMENTS):
+        raise ValueError(
+            f"align = {align!r} is invalid; valid: one of 'l', 'r' per column ({len(headers)})"
+        )
+    body = [list(row) for row in rows]
+    for i, row in enumerate(body):
+        if len(row) != len(headers):
+            raise ValueError(f"row {i} has {len(row)} cells; valid: {len(headers)}, one per column")
+        if not all(isinstance(cell, str) for cell in row):
+            raise ValueError(f"row {i} = {row!r} is invalid; valid: cells formatted as strings")
+    widths = [max([len(h), *(len(row[j]) for row in body)]) for j, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = (ALIGNMENTS[a](c, w) for c, w, a in zip(cells, widths, align, strict=True))
+        return sep.join(padded).rstrip()
+
+    rule = sep.join("-" * w for w in widths)
+    return "\n".join([line(headers), rule, *(line(row) for row in body)])
