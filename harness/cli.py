@@ -15,6 +15,7 @@ from pathlib import Path
 from harness.gates.multiple import Escalation
 from harness.registry import build_registry
 from harness.spec import IMPLEMENTATION_NAMES
+from harness.text_table import text_table
 
 EPILOG_VERIFY = """\
 how it decides:
@@ -361,22 +362,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
         for r in rows
     ]
     names = ("algorithm", "family", "guarantee", "targets", "impls", "paper")
-    widths = [max(len(c[k]) for c in [names, *cells]) for k in range(len(names) - 1)]
-
-    def line(c: tuple[str, ...]) -> str:
-        return " ".join(f"{v:<{w}}" for v, w in zip(c, widths, strict=False)) + " " + c[-1]
-
-    print(line(names))
-    print("-" * len(line(names)))
-    for c in cells:
-        print(line(c))
+    print(text_table(names, cells, sep=" "))
     if args.problems:
         print()
-        kind_w = max(len(p.kind) for p in PROBLEMS)
-        name_w = max(len(p.name) for p in PROBLEMS)
-        print(f"{'problem':<{name_w}} {'kind':<{kind_w}} levels")
-        for p in PROBLEMS:
-            print(f"{p.name:<{name_w}} {p.kind:<{kind_w}} {','.join(p.levels)}")
+        rows = [(p.name, p.kind, ",".join(p.levels)) for p in PROBLEMS]
+        print(text_table(("problem", "kind", "levels"), rows, sep=" "))
     return 0
 
 
@@ -409,14 +399,7 @@ def print_verdicts(verdicts: list[dict], stream=sys.stdout) -> None:
                 verdict,
             )
         )
-    widths = [
-        max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(cols)
-    ]
-    line = "  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))
-    print(line, file=stream)
-    print("-" * len(line), file=stream)
-    for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)), file=stream)
+    print(text_table(cols, rows), file=stream)
     for v in verdicts:
         if v["verdict"] == "fail":
             why = f"statistic {_fmt(v.get('statistic'))}"

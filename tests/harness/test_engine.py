@@ -45,7 +45,7 @@ def test_every_backend_gives_the_same_records(tmp_path, backend):
 def test_a_task_that_raises_stops_the_run_and_keeps_finished_ones(tmp_path):
     path = tmp_path / RECORDS
     tasks = [*_tasks(2), Task("bad", failing_task, label="the bad one")]
-    with pytest.raises(RuntimeError, match="the bad one.*ArithmeticError: planted"):
+    with pytest.raises(RuntimeError, match=r"the bad one.*ArithmeticError: planted"):
         run_tasks(tasks, path, InProcess(), progress=False)
     assert set(_by_key(path)) == {"t0", "t1"}
 

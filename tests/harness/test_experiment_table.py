@@ -1,0 +1,54 @@
+"""The EXPERIMENTS table is the one list: the CLI's help, make run and the README follow it."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from harness.cli import _parser
+from harness.experiments import EXPERIMENTS, experiment_names
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_table_entry_is_a_package_with_the_framework_contract():
+    for e in EXPERIMENTS:
+        module = e.module()
+        for name in ("config_for_level", "config_from_manifest", "plan", "summary", "report"):
+            assert callable(getattr(module, name, None)), f"{e.package} lacks {name}()"
+        assert Path(module.__file__).name == "__init__.py", f"{e.name} is not a folder"
+        assert "all" in e.parts()
+
+
+def test_the_readme_table_lists_the_table():
+    text = (ROOT / "README.md").read_text()
+    block = text.split("<!-- experiments-table")[1].split("\n\n")[0]
+    rows = re.findall(r"^\| `([a-z0-9-]+)` \| ([^|]+) \| ([^|]+) \|$", block, re.M)
+    assert [(n, p.strip(), s.strip()) for n, p, s in rows] == [
+        (e.name, e.paper, e.summary) for e in EXPERIMENTS
+    ]
+
+
+def test_make_run_and_the_cli_follow_the_table():
+    assert "harness list --experiments" in (ROOT / "Makefile").read_text()
+    out = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "list", "--experiments"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert out == experiment_names()
+    reproduce = _parser()._subparsers._group_actions[0].choices["reproduce"]
+    epilog = reproduce.epilog
+    for e in EXPERIMENTS:
+        assert f"{e.name} ({e.paper})" in epilog
+
+
+def test_no_experiment_carries_its_own_pool_resume_or_progress_bar():
+    banned = ("ProcessPoolExecutor", "tqdm", "append_task", "fsync", "as_completed", "Pool(")
+    for path in (ROOT / "harness" / "experiments").rglob("*.py"):
+        if path.name == "framework.py":
+            continue
+        text = path.read_text()
+        for word in banned:
+            assert word not in text, f"{path.relative_to(ROOT)} uses {word}"
