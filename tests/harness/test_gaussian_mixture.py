@@ -4,23 +4,21 @@ interruption, distances, levels and the report section."""
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from harness.experiments import gaussian_mixture_report
-from harness.experiments.gaussian_mixture import (
-    GaussianMixtureConfig,
-    config_for_level,
-    distances,
-    format_speed,
-    hist2d,
-    plan,
-    run,
-)
-from harness.experiments.store import RECORDS_FILE, load_records
+import harness.experiments.gaussian_mixture as gm
+from harness.experiments import get_experiment
+from harness.experiments.framework import RunSummary, run, section
+from harness.experiments.gaussian_mixture.metrics import distances, hist2d
+from harness.experiments.gaussian_mixture.settings import GaussianMixtureConfig, config_for_level
+from harness.store import RECORDS, load_records
 from harness.targets.gaussian_mixture import PAPER_L
+
+EXPERIMENT = get_experiment("gaussian-mixture")
 
 
 def tiny_config(seed: int = 0) -> GaussianMixtureConfig:
@@ -38,16 +36,35 @@ def tiny_config(seed: int = 0) -> GaussianMixtureConfig:
     )
 
 
-def _silent(msg: str) -> None:
-    del msg
+def _run(out: Path, config: GaussianMixtureConfig | None = None, **kw) -> RunSummary:
+    """framework.run with every level of the package made ``config`` (the tiny one)."""
+    config = config or tiny_config()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gm, "config_for_level", lambda level, seed: config)
+        return run(
+            EXPERIMENT,
+            "quick",
+            config.seed,
+            out,
+            progress=False,
+            scheduler="inprocess",
+            log=lambda msg: None,
+            **kw,
+        )
 
 
-def test_tiny_run_records_and_report(tmp_path: Path) -> None:
-    out = tmp_path / "gm"
-    summary = run(tiny_config(), out, progress=False, log=_silent)
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RunSummary]:
+    out = tmp_path_factory.mktemp("gm") / "run"
+    return out, _run(out)
+
+
+def test_tiny_run_records_and_report(finished: tuple[Path, RunSummary]) -> None:
+    out, summary = finished
     assert (summary.planned, summary.ran, summary.already_done) == (4, 4, 0)
-    records = load_records(out / RECORDS_FILE)
+    records = load_records(out / RECORDS)
     assert [r["type"] for r in records] == ["truth", "chain", "chain", "chain"]
+    assert all(r["task_id"] == r["key"] for r in records)
     truth = records[0]
     assert truth["L"] == pytest.approx(PAPER_L, abs=1e-9)
     assert truth["n_eff"] == pytest.approx(truth["tau"] * 200)
@@ -60,10 +77,10 @@ def test_tiny_run_records_and_report(tmp_path: Path) -> None:
     rej = records[-1]
     assert rej["label"] == "gibbs-rejection" and rej["proposals_per_iter"] > 1.0
     assert rej["params"]["envelope"] == truth["envelope"]
-    assert "pgda" in format_speed(summary.speed)
+    assert "pgda" in summary.text and "gibbs-rejection" in summary.text
 
-    sec = gaussian_mixture_report.section(out)
-    assert sec["complete"] and sec["missing"] == 0
+    sec = section(EXPERIMENT, out)
+    assert sec["complete"] and sec["missing"] == 0 and sec["planned"] == 4
     figures = [f for g in sec["figure_groups"] for f in g["figures"]]
     assert len(figures) == 2 and all(f["svg"].lstrip().startswith("<svg") for f in figures)
     paper, results = sec["tables"]
@@ -77,15 +94,25 @@ def test_tiny_run_records_and_report(tmp_path: Path) -> None:
     assert any("tempering" in line for line in paper["banner"]["lines"])
 
 
-def test_resume_after_interruption(tmp_path: Path) -> None:
+def test_chains_wait_for_the_truth_record(finished: tuple[Path, RunSummary]) -> None:
+    config = tiny_config()
+    before = gm.plan(config, [], "all")
+    assert [t.key.split("|")[0] for t in before] == ["truth"]
+    truth = load_records(finished[0] / RECORDS)[0]
+    after = gm.plan(config, [truth], "all")
+    assert after[0] == before[0] and len(after) == 4
+    assert all(t.inputs[-1] is truth and t.seed is not None for t in after[1:])
+
+
+def test_resume_after_interruption(tmp_path: Path, finished: tuple[Path, RunSummary]) -> None:
     out = tmp_path / "gm"
-    run(tiny_config(), out, progress=False, log=_silent)
-    path = out / RECORDS_FILE
+    shutil.copytree(finished[0], out)
+    path = out / RECORDS
     lines = path.read_text().splitlines(keepends=True)
     before = load_records(path)
     # A kill during the third record: two complete lines and a torn one.
     path.write_text("".join(lines[:2]) + lines[2][: len(lines[2]) // 2])
-    again = run(tiny_config(), out, progress=False, log=_silent)
+    again = _run(out)
     assert (again.ran, again.already_done) == (2, 2)
     after = load_records(path)
     assert len(path.read_text().splitlines()) == 4
@@ -93,15 +120,13 @@ def test_resume_after_interruption(tmp_path: Path) -> None:
         assert a["key"] == b["key"]
         if a["type"] == "chain":  # same seed stream per setting: the same chain again
             assert a["counts"] == b["counts"] and a["tv"] == b["tv"]
-    third = run(tiny_config(), out, progress=False, log=_silent)
+    third = _run(out)
     assert (third.ran, third.already_done) == (0, 4)
 
 
-def test_other_settings_in_same_dir_are_refused(tmp_path: Path) -> None:
-    out = tmp_path / "gm"
-    run(tiny_config(), out, progress=False, log=_silent)
+def test_other_settings_in_same_dir_are_refused(finished: tuple[Path, RunSummary]) -> None:
     with pytest.raises(ValueError, match="n_steps"):
-        run(dataclasses.replace(tiny_config(), n_steps=900), out, progress=False, log=_silent)
+        _run(finished[0], dataclasses.replace(tiny_config(), n_steps=900))
 
 
 @pytest.mark.parametrize(
@@ -109,6 +134,7 @@ def test_other_settings_in_same_dir_are_refused(tmp_path: Path) -> None:
     [
         ("n_data", 0),
         ("L", -1.0),
+        ("L", float("nan")),
         ("lam", 0.0),
         ("m", 0),
         ("k", 2.5),
@@ -117,23 +143,29 @@ def test_other_settings_in_same_dir_are_refused(tmp_path: Path) -> None:
         ("burn_in", 30),
         ("n_bins", 1),
         ("algorithms", ("pgda", "gibbs-its")),
+        ("algorithms", ("pgda", "pgda")),
         ("level", "huge"),
     ],
 )
 def test_bad_config_names_the_parameter(field: str, value: object) -> None:
-    with pytest.raises(ValueError, match=field):
+    with pytest.raises(ValueError, match=f"parameter '{field}'|--{field}"):
         dataclasses.replace(tiny_config(), **{field: value})
 
 
 def test_bad_level_and_run_arguments(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="level"):
-        config_for_level("medium")
+        gm.config_for_level("medium", 0)
+    with pytest.raises(ValueError, match="level"):
+        run(EXPERIMENT, "medium", 0, tmp_path / "a", progress=False)
+    with pytest.raises(ValueError, match="part"):
+        run(EXPERIMENT, "quick", 0, tmp_path / "a", part="chains", progress=False)
     with pytest.raises(ValueError, match="workers"):
-        run(tiny_config(), tmp_path / "a", progress=False, workers=0, log=_silent)
+        run(EXPERIMENT, "quick", 0, tmp_path / "a", progress=False, workers=0)
+    assert not (tmp_path / "a").exists()
 
 
-def test_levels_match_the_paper() -> None:
-    full = config_for_level("full")
+def test_levels_match_the_paper_and_round_trip() -> None:
+    full = gm.config_for_level("full", 0)
     assert (full.n_data, full.L, full.lam, full.m, full.k, full.n_steps) == (
         1_000_000,
         1581.14,
@@ -142,9 +174,13 @@ def test_levels_match_the_paper() -> None:
         25,
         1_000_000,
     )
-    quick = config_for_level("quick")
+    quick = gm.config_for_level("quick", 0)
     assert quick.L == full.L and quick.n_data < full.n_data
-    assert plan(full)[0].is_truth
+    (truth,) = gm.plan(full, [], "all")
+    assert truth.key.startswith("truth|") and truth.seed is None
+    for config in (quick, full):
+        assert gm.config_from_manifest(config.manifest()) == config
+    assert callable(gm.warm)
 
 
 def test_distances_and_histogram() -> None:

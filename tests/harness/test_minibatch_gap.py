@@ -8,20 +8,26 @@ from pathlib import Path
 
 import pytest
 
-from harness.experiments import minibatch_gap as mg
-from harness.experiments import minibatch_gap_report as report
-from harness.experiments.store import RECORDS_FILE, load_records
+import harness.experiments.minibatch_gap as mg
+from harness.experiments import get_experiment
+from harness.experiments.framework import LEVELS, RunSummary, run, section
+from harness.experiments.minibatch_gap.chains import OBSERVABLES
+from harness.experiments.minibatch_gap.plan import exact_settings
+from harness.experiments.minibatch_gap.settings import ChainSpec, GraphSpec, MinibatchGapConfig
+from harness.store import RECORDS, load_records
+
+EXPERIMENT = get_experiment("minibatch-gap")
 
 
-def _tiny() -> mg.MinibatchGapConfig:
-    graphs = (mg.GraphSpec("a", 3, 2, 1.0), mg.GraphSpec("b", 3, 2, 3.0))
+def _tiny(seed: int = 3) -> MinibatchGapConfig:
+    graphs = (GraphSpec("a", 3, 2, 1.0), GraphSpec("b", 3, 2, 3.0))
     chains = (
-        mg.ChainSpec("tiny", "b", (1.0,), 20_000, 100, 50),
-        mg.ChainSpec("potts", "potts", (1.0,), 20_000, 100, 50, side=2, beta=1.0, D=2),
+        ChainSpec("tiny", "b", (1.0,), 20_000, 100, 50),
+        ChainSpec("potts", "potts", (1.0,), 20_000, 100, 50, side=2, beta=1.0, D=2),
     )
-    return mg.MinibatchGapConfig(
+    return MinibatchGapConfig(
         level="quick",
-        seed=3,
+        seed=seed,
         graphs=graphs,
         lam_over_L=(0.5, 2.0, 8.0, 32.0),
         lam_over_L2=(1.0,),
@@ -30,48 +36,65 @@ def _tiny() -> mg.MinibatchGapConfig:
     )
 
 
-def _quiet(msg: str) -> None:
-    pass
+def _run(out: Path, config: MinibatchGapConfig | None = None, **kw) -> RunSummary:
+    """framework.run with every level of the package made ``config`` (the tiny one)."""
+    config = config or _tiny()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(mg, "config_for_level", lambda level, seed: config)
+        return run(
+            EXPERIMENT,
+            "quick",
+            config.seed,
+            out,
+            progress=False,
+            scheduler="inprocess",
+            log=lambda msg: None,
+            **kw,
+        )
 
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("mg") / "run"
-    mg.run(_tiny(), out, progress=False, log=_quiet)
+    exact = _run(out, part="exact")
+    n_exact = len(mg.plan(_tiny(), [], "exact"))
+    assert exact.ran == exact.planned == n_exact
+    assert {r["type"] for r in load_records(out / RECORDS)} == {"exact"}
+    rest = _run(out)  # the chains join the exact records already there
+    assert rest.already_done == n_exact and rest.ran == rest.planned - n_exact == 4
     return out
 
 
 def test_runs_and_resumes_without_duplicates(finished: Path) -> None:
-    config = _tiny()
-    planned = mg.plan(config)
-    first = (finished / RECORDS_FILE).read_text().splitlines()
-    assert len(first) == len(planned.exact) + len(planned.chains)
-    again = mg.run(config, finished, progress=False, log=_quiet)
+    planned = mg.plan(_tiny(), [], "all")
+    first = (finished / RECORDS).read_text().splitlines()
+    assert len(first) == len(planned)
+    assert [json.loads(x)["key"] for x in first] == [json.loads(x)["task_id"] for x in first]
+    again = _run(finished)
     assert again.ran == 0 and again.already_done == len(first)
-    assert (finished / RECORDS_FILE).read_text().splitlines() == first
+    assert (finished / RECORDS).read_text().splitlines() == first
 
 
 def test_resume_after_a_lost_record(tmp_path: Path, finished: Path) -> None:
-    # A run killed mid-way: the last record is gone; the resume runs exactly that one.
+    # A run killed mid-way: the last record is torn; the resume runs exactly that one.
     out = tmp_path / "run"
     out.mkdir()
-    lines = (finished / RECORDS_FILE).read_text().splitlines(keepends=True)
+    lines = (finished / RECORDS).read_text().splitlines(keepends=True)
     (out / "experiment.json").write_text((finished / "experiment.json").read_text())
-    (out / RECORDS_FILE).write_text("".join(lines[:-1]) + lines[-1][:10])  # torn last line
-    summary = mg.run(_tiny(), out, progress=False, log=_quiet)
+    (out / RECORDS).write_text("".join(lines[:-1]) + lines[-1][:10])
+    summary = _run(out)
     assert summary.ran == 1
-    keys = [json.loads(x)["key"] for x in (out / RECORDS_FILE).read_text().splitlines()]
+    keys = [json.loads(x)["key"] for x in (out / RECORDS).read_text().splitlines()]
     assert len(keys) == len(set(keys)) == len(lines)
 
 
 def test_refuses_another_config(finished: Path) -> None:
-    other = dataclasses.replace(_tiny(), seed=4)
     with pytest.raises(ValueError, match="seed"):
-        mg.run(other, finished, progress=False, log=_quiet)
+        _run(finished, _tiny(seed=4))
 
 
 def test_every_ratio_meets_its_theorem(finished: Path) -> None:
-    exact = [r for r in load_records(finished / RECORDS_FILE) if r["type"] == "exact"]
+    exact = [r for r in load_records(finished / RECORDS) if r["type"] == "exact"]
     assert exact
     for r in exact:
         if r["lam"] >= 2.0 * r["L"]:
@@ -86,14 +109,20 @@ def test_every_ratio_meets_its_theorem(finished: Path) -> None:
 
 
 def test_chain_estimates_are_close_to_exact(finished: Path) -> None:
-    chains = [r for r in load_records(finished / RECORDS_FILE) if r["type"] == "chain"]
+    chains = [r for r in load_records(finished / RECORDS) if r["type"] == "chain"]
     tiny = [r for r in chains if r["exact"] is not None]
     assert tiny and len(chains) == 4
     for r in tiny:
-        for o in mg.OBSERVABLES:
+        for o in OBSERVABLES:
             got, want = r["estimates"][o]["one_minus_rho1"], r["exact"][o]["one_minus_rho1"]
             assert abs(got - want) < 0.05  # 2e4 steps; the Rayleigh quotient is >= the gap
             assert want >= r["exact"]["gap"] - 1e-12
+
+
+def test_summary_lists_graphs_and_chains(finished: Path) -> None:
+    text = mg.summary(load_records(finished / RECORDS))
+    assert "Thm. 1" in text and "NO" not in text
+    assert all(name in text for name in ("a ", "b ", "tiny", "potts"))
 
 
 @pytest.mark.parametrize(
@@ -103,39 +132,56 @@ def test_chain_estimates_are_close_to_exact(finished: Path) -> None:
         ({"seed": -1}, "seed"),
         ({"lam_over_L": (1.0, -2.0)}, "lam_over_L"),
         ({"max_grid": 0}, "max_grid"),
-        ({"graphs": (mg.GraphSpec("a", 9, 3, 1.0),)}, "graphs"),
-        ({"graphs": (mg.GraphSpec("a", 3, 2, float("nan")),)}, "graphs.L"),
-        ({"chains": (mg.ChainSpec("c", "nope", (1.0,), 1000, 0, 10),)}, "chains.graph"),
+        ({"tail": 1e-3}, "tail"),
+        ({"graphs": (GraphSpec("a", 9, 3, 1.0),)}, "graphs"),
+        ({"graphs": (GraphSpec("a", 3, 2, float("nan")),)}, "graphs.L"),
+        ({"graphs": (GraphSpec("a", 3, 2, float("inf")),)}, "graphs.L"),
+        ({"chains": (ChainSpec("c", "nope", (1.0,), 1000, 0, 10),)}, "chains.graph"),
+        ({"chains": (ChainSpec("c", "a", (1.0,), 1000, 0, 100),)}, "chains.max_lag"),
     ],
 )
 def test_bad_config_names_the_parameter(change: dict, name: str) -> None:
-    bad = dataclasses.replace(_tiny(), **change)
-    with pytest.raises(ValueError, match=name):
-        mg.check_config(bad)
+    with pytest.raises(ValueError, match=f"parameter '{name}'|--{name}"):
+        dataclasses.replace(_tiny(), **change)
 
 
-def test_bad_level_and_part() -> None:
+def test_bad_level_and_part_before_any_work(tmp_path: Path) -> None:
+    out = tmp_path / "never"
     with pytest.raises(ValueError, match="level"):
-        mg.config_for_level("huge")
+        mg.config_for_level("huge", 0)
+    with pytest.raises(ValueError, match="level"):
+        run(EXPERIMENT, "huge", 0, out, progress=False)
     with pytest.raises(ValueError, match="part"):
-        mg.run(_tiny(), Path("unused"), part="speed")
+        run(EXPERIMENT, "quick", 0, out, part="speed", progress=False)
+    assert not out.exists()
+    assert EXPERIMENT.parts() == ("all", "exact", "chains")
+
+
+def test_settings_over_the_grid_cap_are_skipped_by_rule() -> None:
+    capped = dataclasses.replace(_tiny(), max_grid=1000.0)
+    run_now, skipped = exact_settings(capped)
+    assert skipped and run_now
+    keys = {t.key for t in mg.plan(capped, [], "exact")}
+    assert keys == {s.key for s in run_now} and not keys & {s.key for s, _ in skipped}
+    assert all("Poisson grid" in why for _, why in skipped)
 
 
 def test_levels_are_valid_and_round_trip() -> None:
-    for level in mg.LEVELS:
-        config = mg.config_for_level(level, seed=1)
-        again = mg.MinibatchGapConfig.from_manifest(json.loads(json.dumps(config.manifest())))
+    for level in LEVELS:
+        config = mg.config_for_level(level, 1)
+        again = mg.config_from_manifest(json.loads(json.dumps(config.manifest())))
         assert again == config
 
 
 def test_section_has_svg_figures(finished: Path) -> None:
-    s = report.section(finished)
-    assert s["kind"] == "experiment" and s["name"] == mg.NAME
-    assert s["complete"] and s["missing"] == 0
+    s = section(EXPERIMENT, finished)
+    assert s["kind"] == "experiment" and s["name"] == "minibatch-gap"
+    assert s["complete"] and s["missing"] == 0 and s["planned"] == 14
     figures = [f for g in s["figure_groups"] for f in g["figures"]]
     assert len(figures) == 2 + 2  # one per graph, one per chain group
     assert all(f["svg"].lstrip().startswith(("<svg", "<?xml")) for f in figures)
     assert all("<svg" in f["svg"] for f in figures)
     titles = [t["title"] for t in s["tables"]]
-    assert "Tightness of the bounds" in titles
+    assert titles == ["Tightness of the bounds", "Chain-estimated gaps"]
     assert s["tables"][0]["banner"]["cls"] == "pass"
+    assert s["records_table"]["rows"] and s["skipped"] == []

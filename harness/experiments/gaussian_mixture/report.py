@@ -1,4 +1,5 @@
-"""The report section of the truncated Gaussian mixture experiment (003, Sec. 4.3, Fig. 3).
+"""The report section and terminal summary of the truncated Gaussian mixture experiment
+(003_07f92522b9b1c588.txt, Sec. 4.3, Fig. 3).
 
 Plain data for the template: figures as inline SVG strings, tables as rows of cells. The
 template escapes every text it gets from this module.
@@ -6,7 +7,6 @@ template escapes every text it gets from this module.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -15,9 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from harness.experiments.gaussian_mixture import (
-    NAME,
-    PAPER,
+from harness.experiments.gaussian_mixture.settings import (
     PAPER_FACTORS,
     PAPER_K,
     PAPER_LAM,
@@ -25,11 +23,10 @@ from harness.experiments.gaussian_mixture import (
     PAPER_REJECTION_STEPS,
     PAPER_SAMPLES,
     GaussianMixtureConfig,
-    plan,
+    run_settings,
 )
 from harness.experiments.report_parts import cell, table
 from harness.experiments.report_parts import fmt as _g
-from harness.experiments.store import RECORDS_FILE, load_records, read_manifest
 from harness.figures import inline_svg as _svg
 from harness.targets.gaussian_mixture import BOX, PAPER_L, PAPER_N
 
@@ -226,7 +223,7 @@ def _banner(truth: dict[str, Any], chains: list[dict[str, Any]]) -> dict[str, An
     return {"cls": "pass", "lines": lines}
 
 
-def _settings_rows(config: GaussianMixtureConfig, created: dict[str, Any]) -> list[tuple[str, str]]:
+def _settings_rows(config: GaussianMixtureConfig, made_by: dict[str, Any]) -> list[tuple[str, str]]:
     return [
         ("level", config.level),
         ("seed", str(config.seed)),
@@ -245,42 +242,49 @@ def _settings_rows(config: GaussianMixtureConfig, created: dict[str, Any]) -> li
         ("grid", f"{config.n_bins} x {config.n_bins} boxes, {config.quad_points}^2 nodes each"),
         (
             "made by",
-            f"commit {created.get('commit')}, machine {created.get('machine')} "
-            f"({created.get('cpus')} CPUs), Python {created.get('python')}",
+            f"commit {made_by.get('commit')}, machine {made_by.get('machine')} "
+            f"({made_by.get('cpus')} CPUs), Python {made_by.get('python')}",
         ),
     ]
 
 
-def section(out: Path) -> dict[str, Any]:
-    """Everything the template needs to render one gaussian-mixture directory."""
-    manifest = read_manifest(out)
-    config = GaussianMixtureConfig.from_manifest(manifest["settings"])
-    records = load_records(Path(out) / RECORDS_FILE)
-    planned_settings = plan(config)
-    planned = {s.key for s in planned_settings}
-    present = {r["key"] for r in records} & planned
-    truth = next((r for r in records if r["key"] == planned_settings[0].key), None)
-    order = {s.key: i for i, s in enumerate(planned_settings)}
+def report(
+    config: GaussianMixtureConfig, records: list[dict[str, Any]], manifest: dict[str, Any]
+) -> dict[str, Any]:
+    """This experiment's part of its report section (the framework adds the frame)."""
+    settings = run_settings(config)
+    truth = next((r for r in records if r.get("key") == settings[0].key), None)
+    order = {s.key: i for i, s in enumerate(settings)}
     chains = sorted(
-        (r for r in records if r.get("type") == "chain" and r["key"] in planned),
+        (r for r in records if r.get("type") == "chain" and r.get("key") in order),
         key=lambda r: order[r["key"]],
     )
     ready = truth is not None and bool(chains)
     return {
-        "kind": "experiment",
-        "name": NAME,
         "title": "Truncated Gaussian mixture: PGITS, PGDA and Gibbs-rejection densities",
-        "paper": PAPER,
-        "path": str(out),
-        "complete": present == planned,
-        "missing": len(planned - present),
-        "planned": len(planned),
         "notes": list(config.notes),
-        "settings": _settings_rows(config, manifest.get("created_by", {})),
+        "settings": _settings_rows(config, manifest.get("provenance", {})),
         "skipped": [],
-        "code_versions": sorted({r.get("code", "?") for r in records if r["key"] in planned}),
-        "wall_s": sum(r.get("wall_s", 0.0) for r in records if r["key"] in planned),
         "figure_groups": figure_groups(truth, chains) if ready else [],
         "tables": [paper_table(truth, chains, config), results_table(chains)] if ready else [],
         "records_table": None,
     }
+
+
+def summary(records: list[dict[str, Any]]) -> str:
+    """Per-chain cost and error as a plain-text table (for the terminal)."""
+    lines = [
+        f"{'sampler':>16} {'iters':>8} {'us/iter':>10} {'factors':>8} {'evals':>10} "
+        f"{'paper':>6} {'TV':>7} {'iid TV':>7} {'L':>9}"
+    ]
+    for r in records:
+        if r.get("type") != "chain":
+            continue
+        paper = "-" if r["paper_factors"] is None else f"{r['paper_factors']:g}"
+        us = 1e6 * r["sampler_s"] / r["n_steps"]
+        lines.append(
+            f"{r['label']:>16} {r['n_steps']:>8} {us:>10.4g} "
+            f"{r['factors_per_iter']:>8.5g} {r['evals_per_iter']:>10.4g} {paper:>6} "
+            f"{r['tv']:>7.3f} {r['iid_tv']:>7.3f} {r['L']:>9.6g}"
+        )
+    return "\n".join(lines)

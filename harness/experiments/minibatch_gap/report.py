@@ -1,4 +1,5 @@
-"""The report section of the minibatch-gap experiment (003_07f92522b9b1c588.txt, Thm. 1-2).
+"""The report section and terminal summary of the minibatch-gap experiment
+(003_07f92522b9b1c588.txt, Thm. 1-2).
 
 Plain data for the template: figures as inline SVG strings, tables as rows of cells. No HTML is
 written here; the template escapes every text it gets from this module.
@@ -6,7 +7,6 @@ written here; the template escapes every text it gets from this module.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -15,18 +15,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from harness.experiments.minibatch_gap import (
-    NAME,
-    OBSERVABLES,
-    PAPER,
-    MinibatchGapConfig,
-    plan,
-    thm1_bound,
-    thm2_bound,
-)
+from harness.experiments.minibatch_gap.chains import OBSERVABLES
+from harness.experiments.minibatch_gap.exact_gaps import thm1_bound, thm2_bound
+from harness.experiments.minibatch_gap.plan import exact_settings
+from harness.experiments.minibatch_gap.settings import MinibatchGapConfig
 from harness.experiments.report_parts import cell, table
 from harness.experiments.report_parts import fmt as _g
-from harness.experiments.store import RECORDS_FILE, load_records, read_manifest
 from harness.figures import inline_svg as _svg
 
 COLORS = {"gibbs": "#444444", "poisson-gibbs": "#1b9e77"}
@@ -280,7 +274,7 @@ def records_table(exact: list[dict[str, Any]]) -> dict[str, Any]:
 # ---------------------------------------------------------------- section
 
 
-def _settings_rows(config: MinibatchGapConfig, created: dict[str, Any]) -> list[tuple[str, str]]:
+def _settings_rows(config: MinibatchGapConfig, made_by: dict[str, Any]) -> list[tuple[str, str]]:
     rows = [
         ("level", config.level),
         ("seed", str(config.seed)),
@@ -316,46 +310,75 @@ def _settings_rows(config: MinibatchGapConfig, created: dict[str, Any]) -> list[
     rows.append(
         (
             "made by",
-            f"commit {created.get('commit')}, machine {created.get('machine')} "
-            f"({created.get('cpus')} CPUs), Python {created.get('python')}",
+            f"commit {made_by.get('commit')}, machine {made_by.get('machine')} "
+            f"({made_by.get('cpus')} CPUs), Python {made_by.get('python')}",
         )
     )
     return rows
 
 
-def section(out: Path) -> dict[str, Any]:
-    """Everything the template needs to render one minibatch-gap directory."""
-    manifest = read_manifest(out)
-    config = MinibatchGapConfig.from_manifest(manifest["settings"])
-    records = load_records(Path(out) / RECORDS_FILE)
+def report(
+    config: MinibatchGapConfig, records: list[dict[str, Any]], manifest: dict[str, Any]
+) -> dict[str, Any]:
+    """This experiment's part of its report section (the framework adds the frame)."""
     exact = [r for r in records if r.get("type") == "exact"]
     chains = [r for r in records if r.get("type") == "chain"]
-    p = plan(config)
-    planned = {s.key for s in p.exact} | {s.key for s in p.chains}
-    present = {r["key"] for r in records} & planned
     tables = []
     if exact:
         tables.append(tightness_table(exact))
     if chains:
         tables.append(chain_table(chains))
     skipped = [
-        f"{s.graph} at lam = {s.lam_label} ({s.lam:.4g}): {reason}" for s, reason in p.skipped
+        f"{s.graph} at lam = {s.lam_label} ({s.lam:.4g}): {reason}"
+        for s, reason in exact_settings(config)[1]
     ]
     return {
-        "kind": "experiment",
-        "name": NAME,
         "title": "Minibatch Gibbs: spectral gaps against Thm. 1 and Thm. 2",
-        "paper": PAPER,
-        "path": str(out),
-        "complete": present == planned,
-        "missing": len(planned - present),
-        "planned": len(planned),
         "notes": list(config.notes),
-        "settings": _settings_rows(config, manifest.get("created_by", {})),
+        "settings": _settings_rows(config, manifest.get("provenance", {})),
         "skipped": skipped,
-        "code_versions": sorted({r.get("code", "?") for r in records}),
-        "wall_s": sum(r.get("wall_s", 0.0) for r in records),
         "figure_groups": figure_groups(exact, chains),
         "tables": tables,
         "records_table": records_table(exact) if exact else None,
     }
+
+
+# ---------------------------------------------------------------- terminal summary
+
+
+def summary(records: list[dict[str, Any]]) -> str:
+    """Plain text for the terminal: per graph, the worst ratio / bound of each theorem; per
+    chain, the fitted gap of each observable beside the exact gap."""
+    exact = [r for r in records if r.get("type") == "exact"]
+    chains = [r for r in records if r.get("type") == "chain"]
+    lines = []
+    if exact:
+        lines.append(
+            f"{'graph':<12} {'L':>5} {'lams':>5} {'Thm. 1 min r/b':>15} {'holds':>6} "
+            f"{'Thm. 2 min r/b':>15} {'holds':>6}"
+        )
+        for name in dict.fromkeys(r["graph"] for r in exact):
+            recs = [r for r in exact if r["graph"] == name]
+            row = f"{name:<12} {recs[0]['L']:>5.3g} {len(recs):>5d}"
+            for thm in (1, 2):
+                applies = [r for r in recs if r[f"bound_thm{thm}"] is not None]
+                if not applies:
+                    row += f" {'-':>15} {'-':>6}"
+                    continue
+                worst = min(r[f"ratio_thm{thm}"] / r[f"bound_thm{thm}"] for r in applies)
+                ok = all(r[f"holds_thm{thm}"] for r in applies)
+                row += f" {worst:>15.4g} {'yes' if ok else 'NO':>6}"
+            lines.append(row)
+    if chains:
+        if lines:
+            lines.append("")
+        head = "".join(f" {'gap ' + o:>11}" for o in OBSERVABLES)
+        lines.append(f"{'chain':<8} {'algorithm':<14} {'lam/L^2':>8}{head} {'exact gap':>10}")
+        for r in sorted(chains, key=lambda r: (r["chain"], r["algorithm"], r["lam"] or 0.0)):
+            gaps = "".join(f" {_g(r['estimates'][o]['fit_gap'], '.4f'):>11}" for o in OBSERVABLES)
+            ex = (r.get("exact") or {}).get("gap")
+            lines.append(
+                f"{r['chain']:<8} {r['algorithm']:<14} {_g(r['lam_over_L2']):>8}{gaps} "
+                f"{_g(ex, '.4f'):>10}"
+            )
+    return "\n".join(lines)
