@@ -60,7 +60,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     ),
     Experiment(
         name="gaussian-mixture",
-        paper="003_07f92522b9b1c588.txt, Sec. 4.3",
+        paper="003_07f92522b9b1c588.txt, Sec. 4.3 (Fig. 3)",
         summary="Truncated Gaussian mixture: PGITS, PGDA, Gibbs-rejection densities vs exact",
         help="truncated 2-D Gaussian mixture posterior on [-6, 6]^2, the likelihood tempered so "
         "that L = 1581.14; lam = 500, m = 20, k = 25; PGITS, PGDA and Gibbs with rejection "

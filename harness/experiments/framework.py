@@ -125,6 +125,8 @@ def run(
                 f"{experiment.name}: {len(tasks)} tasks planned, {len(already & planned)} "
                 f"already on disk, {len(todo)} to run now"
             )
+        elif todo:
+            log(f"{experiment.name}: {len(todo)} more tasks planned from the results so far")
         if not todo:
             break
         ran += run_tasks(todo, path, backend, progress, experiment.name)

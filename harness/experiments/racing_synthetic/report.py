@@ -1,4 +1,4 @@
-"""The report section of the racing-synthetic experiment (000_26bed7cc1ef3ab92.txt, Fig. 1).
+"""The report section and terminal summary of racing-synthetic (000_26bed7cc1ef3ab92.txt, Fig. 1).
 
 Builds plain data for the template: figures as inline SVG strings, tables as rows of cells. No
 HTML is written here; the template escapes every text it gets from this module.
@@ -7,7 +7,6 @@ HTML is written here; the template escapes every text it gets from this module.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -16,18 +15,22 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from harness.experiments.racing_synthetic import (
+from harness.experiments.framework import LEVELS
+from harness.experiments.racing_synthetic.settings import (
     ALGORITHMS,
     CONFIDENCE,
-    NAME,
     PAPER,
+    SPEED_GOAL,
     RacingSyntheticConfig,
-    plan,
+    config_for_level,
+    error_settings,
+    skipped_lines,
+    speed_settings,
 )
 from harness.experiments.report_parts import cell, table
 from harness.experiments.report_parts import fmt as _g
-from harness.experiments.store import RECORDS_FILE, load_records, read_manifest
 from harness.figures import inline_svg as _svg
+from harness.text_table import text_table
 from implementations.racing import b_normal_table
 
 COLORS = {"lil-ucb": "#1f77b4", "racing-ebs": "#d95f02", "racing-normal": "#1b9e77"}
@@ -457,7 +460,7 @@ def records_table(errors: list[dict[str, Any]]) -> dict[str, Any]:
 # ---------------------------------------------------------------- section
 
 
-def _settings_rows(config: RacingSyntheticConfig, created: dict[str, Any]) -> list[tuple[str, str]]:
+def _settings_rows(config: RacingSyntheticConfig, made_by: dict[str, Any]) -> list[tuple[str, str]]:
     rows = [
         ("level", config.level),
         ("seed", str(config.seed)),
@@ -490,57 +493,84 @@ def _settings_rows(config: RacingSyntheticConfig, created: dict[str, Any]) -> li
     rows.append(
         (
             "made by",
-            f"commit {created.get('commit')}, machine {created.get('machine')} "
-            f"({created.get('cpus')} CPUs), Python {created.get('python')}",
+            f"commit {made_by.get('commit')}, machine {made_by.get('machine')} "
+            f"({made_by.get('cpus')} CPUs), Python {made_by.get('python')}",
         )
     )
     return rows
 
 
-def _skipped(config: RacingSyntheticConfig) -> list[str]:
-    p = plan(config)
-    out = []
-    for reason in sorted({r for _, r in p.skipped}):
-        settings = [s for s, r in p.skipped if r == reason]
-        sigmas = ", ".join(sorted({f"{s.sigma:g}" for s in settings}, key=float))
-        variants = ", ".join(sorted({s.variant for s in settings}))
-        algorithms = ", ".join(sorted({s.algorithm for s in settings}))
-        out.append(
-            f"{algorithms} in variant {variants} at sigma {sigmas} ({len(settings)} settings): "
-            f"{reason}"
-        )
-    return out
-
-
-def section(out: Path) -> dict[str, Any]:
-    """Everything the template needs to render one racing-synthetic directory."""
-    manifest = read_manifest(out)
-    config = RacingSyntheticConfig.from_manifest(manifest["settings"])
-    records = load_records(Path(out) / RECORDS_FILE)
+def report(
+    config: RacingSyntheticConfig, records: list[dict[str, Any]], manifest: dict[str, Any]
+) -> dict[str, Any]:
+    """The experiment's own part of its report section (the framework adds the frame)."""
     errors = [r for r in records if r.get("type") == "error"]
     speed = [r for r in records if r.get("type") == "speed"]
-    p = plan(config)
-    planned = {s.key for s in p.errors} | {s.key for s in p.speed}
-    present = {r["key"] for r in records} & planned
     tables = [t for t in (speed_table(speed),) if t]
     if errors:
         tables += [claims_table(errors, config), cost_table(errors, config)]
     tables.append(bnormal_table())
     return {
-        "kind": "experiment",
-        "name": NAME,
         "title": "Racing on synthetic rewards: error and cost against delta",
-        "paper": PAPER,
-        "path": str(out),
-        "complete": present == planned,
-        "missing": len(planned - present),
-        "planned": len(planned),
         "notes": list(config.notes),
-        "settings": _settings_rows(config, manifest.get("created_by", {})),
-        "skipped": _skipped(config),
-        "code_versions": sorted({r.get("code", "?") for r in records}),
-        "wall_s": sum(r.get("wall_s", 0.0) for r in records),
+        "settings": _settings_rows(config, manifest.get("provenance", {})),
+        "skipped": skipped_lines(config),
         "figure_groups": figure_groups(config, errors),
         "tables": tables,
         "records_table": records_table(errors) if errors else None,
     }
+
+
+# ---------------------------------------------------------------- terminal
+
+
+def speed_text(records: Iterable[dict[str, Any]]) -> str:
+    """The speed records as a plain-text table."""
+    headers = ("sigma", "D", "N", "evals/draw", "saving", "speedup", "ratio")
+    headers += (f"goal (speedup >= {SPEED_GOAL:g} x saving)",)
+    rows = [
+        (
+            f"{r['sigma']:g}",
+            str(r["D"]),
+            str(r["N"]),
+            f"{r['mean_evals_per_draw']:.4g}",
+            f"{r['saving']:.3g}",
+            f"{r['speedup']:.3g}",
+            f"{r['ratio']:.3f}",
+            "met" if r["goal_met"] else "NOT met",
+        )
+        for r in sorted(records, key=lambda r: (r["N"], r["sigma"]))
+    ]
+    return text_table(headers, rows, align="rrrrrrrl")
+
+
+def summary(records: list[dict[str, Any]]) -> str:
+    """The speed benchmark's table and the settings the level's rules skip, for the terminal."""
+    lines = []
+    speed = [r for r in records if r.get("type") == "speed"]
+    if speed:
+        lines.append(speed_text(speed))
+    config = _level_config(records)
+    if config is not None:
+        lines += [f"skipped by the level's rule: {line}" for line in skipped_lines(config)]
+    return "\n".join(lines)
+
+
+def _level_config(records: list[dict[str, Any]]) -> RacingSyntheticConfig | None:
+    """The level whose settings hold every record (None for a hand-made config).
+
+    summary() sees only the records; their keys spell out every setting (D, N, n, sigma, ...),
+    so the level that plans all of them is the one whose skip rules applied.
+    """
+    keys = {r.get("key") for r in records}
+    if not records or None in keys:
+        return None
+    seed = records[0].get("seed")
+    if not isinstance(seed, int) or seed < 0:
+        return None
+    for level in LEVELS:
+        config = config_for_level(level, seed)
+        planned = {s.key for s in error_settings(config)} | {s.key for s in speed_settings(config)}
+        if keys <= planned:
+            return config
+    return None
