@@ -179,3 +179,26 @@ def test_a_dask_client_killed_midway_loses_and_duplicates_nothing(tmp_path):
     clean = tmp_path / "clean"
     subprocess.run([*cmd[:-5], "--out", str(clean), "--workers", "2", "--no-progress"], check=True)
     assert _comparable(out / RECORDS) == _comparable(clean / RECORDS)
+
+
+def _experiment_records(path):
+    skip = {"wall_s", "code", "task_lines"}
+    return sorted(
+        json.dumps({k: v for k, v in r.items() if k not in skip}, sort_keys=True)
+        for r in load_records(path)
+    )
+
+
+def test_a_reproduction_on_a_dask_local_cluster_matches_in_process(tmp_path):
+    from harness.experiments import get_experiment
+    from harness.experiments.framework import run
+
+    gap = get_experiment("minibatch-gap")
+    local = run(
+        gap, "quick", 0, tmp_path / "a", part="exact", scheduler="inprocess", progress=False
+    )
+    dask = run(gap, "quick", 0, tmp_path / "b", part="exact", scheduler="local:2", progress=False)
+    assert local.ran == dask.ran > 0
+    assert _experiment_records(tmp_path / "b" / RECORDS) == _experiment_records(
+        tmp_path / "a" / RECORDS
+    )
