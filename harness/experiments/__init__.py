@@ -35,7 +35,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     ),
     Experiment(
         name="potts",
-        paper="003_07f92522b9b1c588.txt, Sec. 4.1",
+        paper="003_07f92522b9b1c588.txt, Sec. 4.1 (Fig. 1a/1b, 2a/2b)",
         summary="Potts 20x20, D = 10: marginal error vs iterations and time, factors per step",
         help="20x20 Potts, D = 10, beta = 4.6, L = 5.09; Gibbs, Poisson-Gibbs (lam = 0.1, 1, "
         "5 L^2), DoubleMIN-Gibbs (lam2 = L^2, 1e4 L^2): marginal error against iterations and "
@@ -52,7 +52,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     ),
     Experiment(
         name="continuous-spin",
-        paper="003_07f92522b9b1c588.txt, Sec. 4.2",
+        paper="003_07f92522b9b1c588.txt, Sec. 4.2 (Fig. 1c, 2c)",
         summary="Continuous spin 20x20: PGITS and PGDA vs a long Gibbs-ITS run (symmetric KL)",
         help="20x20 continuous spin, L = 13.71, lam = L^2, m = 3, k = 10; PGITS and PGDA "
         "against a long Gibbs-ITS run by symmetric KL, factors per iteration vs 190.",

@@ -6,7 +6,6 @@ template escapes every text it gets from this module.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -15,12 +14,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from harness.experiments.potts import NAME, PAPER, PAPER_L, PottsConfig, plan
+from harness.experiments.potts.settings import PAPER_L, PottsConfig
 from harness.experiments.report_parts import by_label as _by_label
 from harness.experiments.report_parts import cell, table
 from harness.experiments.report_parts import fmt as _g
-from harness.experiments.store import RECORDS_FILE, load_records, read_manifest
 from harness.figures import inline_svg as _svg
+from harness.text_table import text_table
 
 COLORS = {
     "gibbs": "#000000",
@@ -191,7 +190,7 @@ def records_table(chains: list[dict[str, Any]]) -> dict[str, Any]:
     return table("All chains", columns, rows, caption)
 
 
-def _settings_rows(config: PottsConfig, created: dict[str, Any]) -> list[tuple[str, str]]:
+def _settings_rows(config: PottsConfig) -> list[tuple[str, str]]:
     rows = [
         ("level", config.level),
         ("seed", str(config.seed)),
@@ -205,41 +204,42 @@ def _settings_rows(config: PottsConfig, created: dict[str, Any]) -> list[tuple[s
     ]
     for s in config.samplers:
         rows.append((f"sampler {s.label}", s.describe()))
-    rows.append(
-        (
-            "made by",
-            f"commit {created.get('commit')}, machine {created.get('machine')} "
-            f"({created.get('cpus')} CPUs), Python {created.get('python')}",
-        )
-    )
     return rows
 
 
-def section(out: Path) -> dict[str, Any]:
-    """Everything the template needs to render one potts directory."""
-    manifest = read_manifest(out)
-    config = PottsConfig.from_manifest(manifest["settings"])
-    records = load_records(Path(out) / RECORDS_FILE)
+def report(
+    config: PottsConfig, records: list[dict[str, Any]], manifest: dict[str, Any]
+) -> dict[str, Any]:
+    """The section's own content; the framework adds completeness and provenance."""
+    del manifest  # provenance is shown by the framework and the report's section 6
     chains = [r for r in records if r.get("type") == "chain"]
-    planned = {s.key for s in plan(config)}
-    present = {r["key"] for r in chains} & planned
-    chains = [r for r in chains if r["key"] in planned]
-    tables = [factors_table(chains, config)] if chains else []
     return {
-        "kind": "experiment",
-        "name": NAME,
         "title": "Potts model: marginal error of Gibbs, Poisson-Gibbs and DoubleMIN-Gibbs",
-        "paper": PAPER,
-        "path": str(out),
-        "complete": present == planned,
-        "missing": len(planned - present),
-        "planned": len(planned),
         "notes": list(config.notes),
-        "settings": _settings_rows(config, manifest.get("created_by", {})),
-        "skipped": [],
-        "code_versions": sorted({r.get("code", "?") for r in chains}),
-        "wall_s": sum(r.get("wall_s", 0.0) for r in chains),
+        "settings": _settings_rows(config),
         "figure_groups": figure_groups(chains, config),
-        "tables": tables,
+        "tables": [factors_table(chains, config)] if chains else [],
         "records_table": records_table(chains) if chains else None,
     }
+
+
+def summary(records: list[dict[str, Any]]) -> str:
+    """Per-chain cost and final error as a plain-text table (for the terminal)."""
+    chains = sorted(
+        (r for r in records if r.get("type") == "chain"), key=lambda r: (r["label"], r["replicate"])
+    )
+    rows = [
+        [
+            r["label"],
+            str(r["replicate"]),
+            str(r["n_steps"]),
+            f"{1e6 * r['sampler_s'][-1] / r['n_steps']:.3g}",
+            f"{r['factors_per_iter']:.4g}",
+            _g(r["draws_per_iter"], ".4g"),
+            _g(r["paper_factors"], "g"),
+            f"{r['error'][-1]:.4g}",
+        ]
+        for r in chains
+    ]
+    headers = ("sampler", "rep", "iters", "us/iter", "factors", "draws", "paper", "final error")
+    return text_table(headers, rows, align="rrrrrrrr")

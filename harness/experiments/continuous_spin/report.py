@@ -1,12 +1,11 @@
 """The report section of the continuous spin experiment (003, Sec. 4.2, Fig. 1c/2c).
 
-Plain data for the template: figures as inline SVG strings, tables as rows of cells. The
-template escapes every text it gets from this module.
+003_07f92522b9b1c588.txt, Sec. 4.2. Plain data for the template: figures as inline SVG strings,
+tables as rows of cells. The template escapes every text it gets from this module.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -15,20 +14,18 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from harness.experiments.continuous_spin import (
-    NAME,
-    PAPER,
+from harness.experiments.continuous_spin.settings import (
     PAPER_FACTORS,
     PAPER_L,
     PAPER_REFERENCE_STEPS,
     ContinuousSpinConfig,
-    plan,
+    reference_setting,
 )
 from harness.experiments.report_parts import by_label as _by_label
 from harness.experiments.report_parts import cell, table
 from harness.experiments.report_parts import fmt as _g
-from harness.experiments.store import RECORDS_FILE, load_records, read_manifest
 from harness.figures import inline_svg as _svg
+from harness.text_table import text_table
 
 COLORS = {"gibbs-its": "#000000", "pgits": "#1f78b4", "pgda": "#e6550d"}
 
@@ -226,7 +223,7 @@ def records_table(chains: list[dict[str, Any]]) -> dict[str, Any]:
     return table("All chains", columns, rows, caption)
 
 
-def _settings_rows(config: ContinuousSpinConfig, created: dict[str, Any]) -> list[tuple[str, str]]:
+def _settings_rows(config: ContinuousSpinConfig) -> list[tuple[str, str]]:
     return [
         ("level", config.level),
         ("seed", str(config.seed)),
@@ -247,41 +244,49 @@ def _settings_rows(config: ContinuousSpinConfig, created: dict[str, Any]) -> lis
         ),
         ("histograms", f"{config.n_bins} equal bins on [0, 1], 0.5 pseudo-counts per bin"),
         ("checkpoints per run", f"about {config.checkpoints}, geometric from 10 iterations"),
-        (
-            "made by",
-            f"commit {created.get('commit')}, machine {created.get('machine')} "
-            f"({created.get('cpus')} CPUs), Python {created.get('python')}",
-        ),
     ]
 
 
-def section(out: Path) -> dict[str, Any]:
-    """Everything the template needs to render one continuous-spin directory."""
-    manifest = read_manifest(out)
-    config = ContinuousSpinConfig.from_manifest(manifest["settings"])
-    records = load_records(Path(out) / RECORDS_FILE)
-    planned_settings = plan(config)
-    planned = {s.key for s in planned_settings}
-    present = {r["key"] for r in records} & planned
-    ref_key = planned_settings[0].key
+def report(
+    config: ContinuousSpinConfig, records: list[dict[str, Any]], manifest: dict[str, Any]
+) -> dict[str, Any]:
+    """The section's own content; the framework adds completeness and provenance."""
+    del manifest  # provenance is shown by the framework and the report's section 6
+    ref_key = reference_setting(config).key
     reference = next((r for r in records if r["key"] == ref_key), None)
-    chains = [r for r in records if r.get("type") == "chain" and r["key"] in planned]
+    chains = [r for r in records if r.get("type") == "chain"]
     ready = reference is not None and bool(chains)
     return {
-        "kind": "experiment",
-        "name": NAME,
         "title": "Continuous spin model: symmetric KL of Gibbs-ITS, PGITS and PGDA",
-        "paper": PAPER,
-        "path": str(out),
-        "complete": present == planned,
-        "missing": len(planned - present),
-        "planned": len(planned),
         "notes": list(config.notes),
-        "settings": _settings_rows(config, manifest.get("created_by", {})),
-        "skipped": [],
-        "code_versions": sorted({r.get("code", "?") for r in records if r["key"] in planned}),
-        "wall_s": sum(r.get("wall_s", 0.0) for r in records if r["key"] in planned),
+        "settings": _settings_rows(config),
         "figure_groups": figure_groups(chains, config, reference) if ready else [],
         "tables": [factors_table(chains, config, reference)] if ready else [],
         "records_table": records_table(chains) if chains else None,
     }
+
+
+def _summary_row(r: dict[str, Any]) -> list[str]:
+    ref = r.get("type") == "reference"
+    secs = r["sampler_s"] if ref else r["sampler_s"][-1]
+    return [
+        "reference" if ref else r["label"],
+        str(-1 if ref else r["replicate"]),
+        str(r["n_steps"]),
+        f"{1e6 * secs / r['n_steps']:.3g}",
+        f"{r['factors_per_iter']:.4g}",
+        _g(r.get("draws_per_iter"), ".4g"),
+        _g(r.get("paper_factors"), "g"),
+        f"{r['split_half_kl'] if ref else r['sym_kl'][-1]:.4g}",
+    ]
+
+
+def summary(records: list[dict[str, Any]]) -> str:
+    """Per-chain cost and final sym KL as a plain-text table (for the terminal).
+
+    For the reference, 'final sym KL' is the KL between its two halves.
+    """
+    chains = [r for r in records if r.get("type") in ("chain", "reference")]
+    chains.sort(key=lambda r: (r["type"] == "chain", r.get("label", ""), r.get("replicate", -1)))
+    headers = ("sampler", "rep", "iters", "us/iter", "factors", "draws", "paper", "final symKL")
+    return text_table(headers, [_summary_row(r) for r in chains], align="rrrrrrrr")
