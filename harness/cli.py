@@ -493,9 +493,11 @@ def _cmd_draw(args: argparse.Namespace) -> int:
     rng = np.random.default_rng(check_seed(args.seed))
     draws = sample(spec, args.impl, target, args.n, rng)
     counts = np.bincount(draws.values, minlength=target.D)
-    print(f"{'state':>6} {'count':>9} {'frequency':>10} {'exact':>10}")
-    for i in range(target.D):
-        print(f"{i:>6} {counts[i]:>9} {counts[i] / args.n:>10.4f} {target.pmf[i]:>10.4f}")
+    rows = [
+        (str(i), str(counts[i]), f"{counts[i] / args.n:.4f}", f"{target.pmf[i]:.4f}")
+        for i in range(target.D)
+    ]
+    print(text_table(("state", "count", "frequency", "exact"), rows, align="rrrr"))
     print(f"{draws.evals} factor evaluations")
     return 0
 

@@ -29,6 +29,7 @@ from harness.experiments.report_parts import cell, table
 from harness.experiments.report_parts import fmt as _g
 from harness.figures import inline_svg as _svg
 from harness.targets.gaussian_mixture import BOX, PAPER_L, PAPER_N
+from harness.text_table import text_table
 
 COLORS = {"exact": "#000000", "pgits": "#1f78b4", "pgda": "#e6550d", "gibbs-rejection": "#33a02c"}
 #: Boxes with exact mass above this share of the largest one set the zoomed window.
@@ -273,18 +274,20 @@ def report(
 
 def summary(records: list[dict[str, Any]]) -> str:
     """Per-chain cost and error as a plain-text table (for the terminal)."""
-    lines = [
-        f"{'sampler':>16} {'iters':>8} {'us/iter':>10} {'factors':>8} {'evals':>10} "
-        f"{'paper':>6} {'TV':>7} {'iid TV':>7} {'L':>9}"
-    ]
-    for r in records:
-        if r.get("type") != "chain":
-            continue
-        paper = "-" if r["paper_factors"] is None else f"{r['paper_factors']:g}"
-        us = 1e6 * r["sampler_s"] / r["n_steps"]
-        lines.append(
-            f"{r['label']:>16} {r['n_steps']:>8} {us:>10.4g} "
-            f"{r['factors_per_iter']:>8.5g} {r['evals_per_iter']:>10.4g} {paper:>6} "
-            f"{r['tv']:>7.3f} {r['iid_tv']:>7.3f} {r['L']:>9.6g}"
+    rows = [
+        (
+            r["label"],
+            str(r["n_steps"]),
+            f"{1e6 * r['sampler_s'] / r['n_steps']:.4g}",
+            f"{r['factors_per_iter']:.5g}",
+            f"{r['evals_per_iter']:.4g}",
+            "-" if r["paper_factors"] is None else f"{r['paper_factors']:g}",
+            f"{r['tv']:.3f}",
+            f"{r['iid_tv']:.3f}",
+            f"{r['L']:.6g}",
         )
-    return "\n".join(lines)
+        for r in records
+        if r.get("type") == "chain"
+    ]
+    headers = ("sampler", "iters", "us/iter", "factors", "evals", "paper", "TV", "iid TV", "L")
+    return text_table(headers, rows, align="r" * len(headers))

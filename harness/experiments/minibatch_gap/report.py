@@ -22,6 +22,7 @@ from harness.experiments.minibatch_gap.settings import MinibatchGapConfig
 from harness.experiments.report_parts import cell, table
 from harness.experiments.report_parts import fmt as _g
 from harness.figures import inline_svg as _svg
+from harness.text_table import text_table
 
 COLORS = {"gibbs": "#444444", "poisson-gibbs": "#1b9e77"}
 OBS_STYLE = {"energy": "o", "frac0": "s"}
@@ -351,34 +352,35 @@ def summary(records: list[dict[str, Any]]) -> str:
     chain, the fitted gap of each observable beside the exact gap."""
     exact = [r for r in records if r.get("type") == "exact"]
     chains = [r for r in records if r.get("type") == "chain"]
-    lines = []
+    parts = []
     if exact:
-        lines.append(
-            f"{'graph':<12} {'L':>5} {'lams':>5} {'Thm. 1 min r/b':>15} {'holds':>6} "
-            f"{'Thm. 2 min r/b':>15} {'holds':>6}"
-        )
+        rows = []
         for name in dict.fromkeys(r["graph"] for r in exact):
             recs = [r for r in exact if r["graph"] == name]
-            row = f"{name:<12} {recs[0]['L']:>5.3g} {len(recs):>5d}"
+            row = [name, f"{recs[0]['L']:.3g}", str(len(recs))]
             for thm in (1, 2):
                 applies = [r for r in recs if r[f"bound_thm{thm}"] is not None]
                 if not applies:
-                    row += f" {'-':>15} {'-':>6}"
+                    row += ["-", "-"]
                     continue
                 worst = min(r[f"ratio_thm{thm}"] / r[f"bound_thm{thm}"] for r in applies)
                 ok = all(r[f"holds_thm{thm}"] for r in applies)
-                row += f" {worst:>15.4g} {'yes' if ok else 'NO':>6}"
-            lines.append(row)
+                row += [f"{worst:.4g}", "yes" if ok else "NO"]
+            rows.append(row)
+        headers = ("graph", "L", "lams", "Thm. 1 min r/b", "holds", "Thm. 2 min r/b", "holds")
+        parts.append(text_table(headers, rows, align="lrrrrrr"))
     if chains:
-        if lines:
-            lines.append("")
-        head = "".join(f" {'gap ' + o:>11}" for o in OBSERVABLES)
-        lines.append(f"{'chain':<8} {'algorithm':<14} {'lam/L^2':>8}{head} {'exact gap':>10}")
-        for r in sorted(chains, key=lambda r: (r["chain"], r["algorithm"], r["lam"] or 0.0)):
-            gaps = "".join(f" {_g(r['estimates'][o]['fit_gap'], '.4f'):>11}" for o in OBSERVABLES)
-            ex = (r.get("exact") or {}).get("gap")
-            lines.append(
-                f"{r['chain']:<8} {r['algorithm']:<14} {_g(r['lam_over_L2']):>8}{gaps} "
-                f"{_g(ex, '.4f'):>10}"
-            )
-    return "\n".join(lines)
+        rows = [
+            [
+                r["chain"],
+                r["algorithm"],
+                _g(r["lam_over_L2"]),
+                *(_g(r["estimates"][o]["fit_gap"], ".4f") for o in OBSERVABLES),
+                _g((r.get("exact") or {}).get("gap"), ".4f"),
+            ]
+            for r in sorted(chains, key=lambda r: (r["chain"], r["algorithm"], r["lam"] or 0.0))
+        ]
+        headers = ("chain", "algorithm", "lam/L^2", *(f"gap {o}" for o in OBSERVABLES))
+        align = "llr" + "r" * len(OBSERVABLES) + "r"
+        parts.append(text_table((*headers, "exact gap"), rows, align=align))
+    return "\n\n".join(parts)
