@@ -6,8 +6,8 @@ import textwrap
 import pytest
 
 from harness.report import write_report
-from harness.results import RECORDS
 from harness.runner import RunConfig, verify
+from harness.store import RECORDS
 from tests.harness.report_inputs import ASV_RESULTS, PYTEST_BENCHMARK, small_real_inputs
 
 EVIL = "<script>alert(1)</script>"
