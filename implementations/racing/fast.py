@@ -237,6 +237,8 @@ def _t_term(y, theta, nu, scale):
     return -0.5 * (nu + 1.0) * math.log1p(z * z / nu)
 
 
+# reference.race_two_arms inlined on the reward array R, filled as the race reads it: a Numba
+# kernel cannot call back into Python for the rewards of the indices it draws.
 @njit(cache=True)
 def _racing_mh_kernel(
     y,

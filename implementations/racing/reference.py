@@ -7,7 +7,9 @@ Read against 000_26bed7cc1ef3ab92.txt:
   a second stopping rule), Prop. 2;
 - Sec. 3.3, Alg. 1: racing with a shared mini-batch and a doubling schedule, with the
   empirical Bernstein-Serfling bound (Eq. 6-7) or the normal bound (Eq. 9), marginal or
-  pairwise variance estimates; Prop. 3.
+  pairwise variance estimates; Prop. 3;
+- Sec. 4, Eq. 12: :func:`race_two_arms`, the model-free two-arm race of a racing MH test, which
+  the registered ``racing-mh`` and the ARCH experiment (harness/experiments/racing_arch) share.
 
 Bit-for-bit agreement with ``fast.py`` rests on the rules of the Gumbel family: the same draws
 in the same order (Exp(1) noise first, then one ``random`` double per sampled index), sums left
@@ -25,7 +27,7 @@ Every draw returns, besides the sample:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -314,6 +316,56 @@ def student_t_term(y: float, theta: float, nu: float, scale: float) -> float:
     return -0.5 * (nu + 1.0) * math.log1p(z * z / nu)
 
 
+def race_two_arms(
+    rewards: np.ndarray | Callable[[Sequence[int]], np.ndarray],
+    N: int,
+    order: np.ndarray | Callable[[int, int], Sequence[int]],
+    delta: float,
+    m1: int,
+    bound: str = "normal",
+    ebs_range: float = 0.0,
+) -> tuple[bool, int]:
+    """Alg. 1 with D = 2 arms and the pairwise variance (000, Sec. 4, Eq. 12): does arm 2 win?
+
+    Model-free: ``rewards`` is a (2, N) array l[a, n], or a callback giving the (2, k) rewards of
+    the k indices it is handed (only those are ever computed). ``order`` is the order in which
+    the N indices are visited: a permutation (an array), or ``draw(start, stop)`` giving places
+    start..stop-1 of an order drawn lazily (e.g. :func:`draw_indices`). On the doubling schedule
+    T, the race stops once the gap of the arms' means exceeds
+    - ``bound="normal"``: G_Normal = sigma / sqrt(T) (1 - (T-1)/(N-1))^(1/2) B_Normal(delta, N,
+      m1) (Eq. 8-9; delta / (D - 1) = delta), sigma the sd of l[2, n] - l[1, n];
+    - ``bound="ebs"``: G_EBS (Eq. 6) with delta / (t* - 1) per stage and the range
+      ``ebs_range`` of l[2, n] - l[1, n];
+    at T = N the means are exact. Returns (arm 2 has the larger mean, indices used).
+    """
+    if bound not in ("normal", "ebs"):
+        raise ValueError(f"parameter 'bound' = {bound!r} is invalid; valid: 'normal', 'ebs'")
+    schedule = doubling_schedule(N, m1)
+    B = b_normal(delta, N, m1) if (bound == "normal" and N > m1) else 0.0
+    delta_stage = delta / max(schedule.size - 1, 1)
+    R = np.empty((2, N))
+    used, best = 0, 0
+    for T in schedule:
+        T = int(T)
+        idx = order(used, T) if callable(order) else order[used:T]
+        R[:, used:T] = rewards(idx) if callable(rewards) else rewards[:, idx]
+        used = T
+        mu = np.cumsum(R[:, :T], axis=1)[:, -1] / T
+        best = 1 if mu[1] > mu[0] else 0
+        if T == N:
+            break
+        gap = mu[best] - mu[1 - best]
+        centred = (R[best, :T] - R[1 - best, :T]) - gap
+        sig = math.sqrt(np.cumsum(centred * centred)[-1] / T)
+        if bound == "normal":
+            G = sig / math.sqrt(T) * math.sqrt(1.0 - (T - 1) / (N - 1)) * B
+        else:
+            G = ebs_bound(delta_stage, T, sig, ebs_range, N)
+        if gap > G:
+            break
+    return best == 1, used
+
+
 def racing_mh(
     target,
     n_steps: int,
@@ -329,8 +381,7 @@ def racing_mh(
 
     Arms: x (stay) and x' (move). f_0(1) = u p(x) q(x'|x), f_0(2) = p(x') q(x|x'),
     f_n = p(y_n | .); the random-walk proposal x' = x + step * sd * xi is symmetric, so q
-    cancels and is left out of both arms. Accepting means arm 2 wins Alg. 1 with D = 2 and the
-    pairwise variance of l[2, n] - l[1, n]:
+    cancels and is left out of both arms. Accepting means arm 2 wins :func:`race_two_arms`:
     - ``bound="normal"``: G_Normal with B_Normal(delta, N, m1) (as Korattikara et al. 2014, with
       the doubling schedule and the normal bound in place of the t-test);
     - ``bound="ebs"``: G_EBS with delta / (t* - 1) per stage (as Bardenet et al. 2014), and the
@@ -343,53 +394,36 @@ def racing_mh(
     y, nu, s = target.y, target.nu, target.scale
     N = y.size
     data = y.tolist()  # Python floats: the per-term loop below is scalar anyway
-    schedule = doubling_schedule(N, m1)
-    B = b_normal(delta, N, m1) if (bound == "normal" and N > m1) else 0.0
-    delta_stage = delta / max(schedule.size - 1, 1)
     spread = step * target.sd
     theta = float(target.mean if x0 is None else x0)
     perm = list(range(N))
     swaps = [0] * N
-    rewards = np.empty((2, N))
     values = np.empty(n_steps)
     accepted = np.empty(n_steps, dtype=np.bool_)
     exact = np.empty(n_steps, dtype=np.bool_)
     step_evals = np.empty(n_steps, dtype=np.int64)
     stopped = np.empty(n_steps, dtype=np.bool_)
+
+    def draw(start: int, stop: int) -> list:
+        return draw_indices(perm, swaps, start, stop, rng)
+
     for k in range(n_steps):
         prop = theta + spread * rng.standard_normal()
         u = 1.0 - rng.random()
         arms = (theta, prop)
         c = (math.log(u) + target.log_prior(theta), target.log_prior(prop))
-        used = 0
-        for T in schedule:
-            T = int(T)
-            batch = [data[i] for i in draw_indices(perm, swaps, used, T, rng)]
-            for a in (0, 1):
-                rewards[a, used:T] = [student_t_term(v, arms[a], nu, s) + c[a] / N for v in batch]
-            used = T
-            mu = np.cumsum(rewards[:, :T], axis=1)[:, -1] / T
-            best = 1 if mu[1] > mu[0] else 0
-            if T == N:
-                break
-            gap = mu[best] - mu[1 - best]
-            centred = (rewards[best, :T] - rewards[1 - best, :T]) - gap
-            sig = math.sqrt(np.cumsum(centred * centred)[-1] / T)
-            if bound == "normal":
-                G = sig / math.sqrt(T) * math.sqrt(1.0 - (T - 1) / (N - 1)) * B
-            else:
-                C = 2.0 * target.lipschitz * abs(prop - theta)
-                G = ebs_bound(delta_stage, T, sig, C, N)
-            if gap > G:
-                break
-        accepted[k] = best == 1
+
+        def rewards(idx: Sequence[int], arms=arms, c=c) -> np.ndarray:
+            return np.array(
+                [[student_t_term(data[i], arms[a], nu, s) + c[a] / N for i in idx] for a in (0, 1)]
+            )
+
+        C = 2.0 * target.lipschitz * abs(prop - theta)
+        accepted[k], used = race_two_arms(rewards, N, draw, delta, m1, bound, C)
         step_evals[k] = 2 * used
         stopped[k] = used < N
         if exact_answer:
-            full = np.array(
-                [[student_t_term(v, arms[a], nu, s) + c[a] / N for v in data] for a in (0, 1)]
-            )
-            totals = np.cumsum(full, axis=1)[:, -1]
+            totals = np.cumsum(rewards(range(N)), axis=1)[:, -1]
             exact[k] = bool(totals[1] > totals[0])
         undo_draws(perm, swaps, used)
         if accepted[k]:
