@@ -160,6 +160,15 @@ def section(experiment: Experiment, out: Path) -> dict[str, Any]:
     planned = {t.key for t in module.plan(config, records, "all")}
     present = done_tasks(records) & planned
     own = module.report(config, [r for r in records if r.get("task_id") in planned], manifest)
+    made_by = manifest.get("provenance", {})
+    settings_rows = [
+        *own.pop("settings", []),
+        (
+            "made by",
+            f"commit {made_by.get('commit')}, machine {made_by.get('machine')} "
+            f"({made_by.get('cpus')} CPUs), Python {made_by.get('python')}",
+        ),
+    ]
     return {
         "kind": "experiment",
         "name": experiment.name,
@@ -176,4 +185,5 @@ def section(experiment: Experiment, out: Path) -> dict[str, Any]:
         "tables": [],
         "records_table": None,
         **own,
+        "settings": settings_rows,
     }

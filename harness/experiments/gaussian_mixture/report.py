@@ -224,7 +224,7 @@ def _banner(truth: dict[str, Any], chains: list[dict[str, Any]]) -> dict[str, An
     return {"cls": "pass", "lines": lines}
 
 
-def _settings_rows(config: GaussianMixtureConfig, made_by: dict[str, Any]) -> list[tuple[str, str]]:
+def _settings_rows(config: GaussianMixtureConfig) -> list[tuple[str, str]]:
     return [
         ("level", config.level),
         ("seed", str(config.seed)),
@@ -241,11 +241,6 @@ def _settings_rows(config: GaussianMixtureConfig, made_by: dict[str, Any]) -> li
             f"first {config.burn_in} dropped",
         ),
         ("grid", f"{config.n_bins} x {config.n_bins} boxes, {config.quad_points}^2 nodes each"),
-        (
-            "made by",
-            f"commit {made_by.get('commit')}, machine {made_by.get('machine')} "
-            f"({made_by.get('cpus')} CPUs), Python {made_by.get('python')}",
-        ),
     ]
 
 
@@ -264,7 +259,7 @@ def report(
     return {
         "title": "Truncated Gaussian mixture: PGITS, PGDA and Gibbs-rejection densities",
         "notes": list(config.notes),
-        "settings": _settings_rows(config, manifest.get("provenance", {})),
+        "settings": _settings_rows(config),
         "skipped": [],
         "figure_groups": figure_groups(truth, chains) if ready else [],
         "tables": [paper_table(truth, chains, config), results_table(chains)] if ready else [],

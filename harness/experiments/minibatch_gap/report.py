@@ -275,7 +275,7 @@ def records_table(exact: list[dict[str, Any]]) -> dict[str, Any]:
 # ---------------------------------------------------------------- section
 
 
-def _settings_rows(config: MinibatchGapConfig, made_by: dict[str, Any]) -> list[tuple[str, str]]:
+def _settings_rows(config: MinibatchGapConfig) -> list[tuple[str, str]]:
     rows = [
         ("level", config.level),
         ("seed", str(config.seed)),
@@ -308,13 +308,6 @@ def _settings_rows(config: MinibatchGapConfig, made_by: dict[str, Any]) -> list[
                 f"{c.burn_in} burn-in; lags <= {c.max_lag}",
             )
         )
-    rows.append(
-        (
-            "made by",
-            f"commit {made_by.get('commit')}, machine {made_by.get('machine')} "
-            f"({made_by.get('cpus')} CPUs), Python {made_by.get('python')}",
-        )
-    )
     return rows
 
 
@@ -336,7 +329,7 @@ def report(
     return {
         "title": "Minibatch Gibbs: spectral gaps against Thm. 1 and Thm. 2",
         "notes": list(config.notes),
-        "settings": _settings_rows(config, manifest.get("provenance", {})),
+        "settings": _settings_rows(config),
         "skipped": skipped,
         "figure_groups": figure_groups(exact, chains),
         "tables": tables,

@@ -460,7 +460,7 @@ def records_table(errors: list[dict[str, Any]]) -> dict[str, Any]:
 # ---------------------------------------------------------------- section
 
 
-def _settings_rows(config: RacingSyntheticConfig, made_by: dict[str, Any]) -> list[tuple[str, str]]:
+def _settings_rows(config: RacingSyntheticConfig) -> list[tuple[str, str]]:
     rows = [
         ("level", config.level),
         ("seed", str(config.seed)),
@@ -490,13 +490,6 @@ def _settings_rows(config: RacingSyntheticConfig, made_by: dict[str, Any]) -> li
                 f"{s.draws} draws x {s.repeat} repeats per sigma",
             )
         )
-    rows.append(
-        (
-            "made by",
-            f"commit {made_by.get('commit')}, machine {made_by.get('machine')} "
-            f"({made_by.get('cpus')} CPUs), Python {made_by.get('python')}",
-        )
-    )
     return rows
 
 
@@ -513,7 +506,7 @@ def report(
     return {
         "title": "Racing on synthetic rewards: error and cost against delta",
         "notes": list(config.notes),
-        "settings": _settings_rows(config, manifest.get("provenance", {})),
+        "settings": _settings_rows(config),
         "skipped": skipped_lines(config),
         "figure_groups": figure_groups(config, errors),
         "tables": tables,
