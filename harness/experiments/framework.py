@@ -34,13 +34,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from harness.engine import backend_for, run_tasks
+from harness.engine import Records, Task, backend_for, run_tasks
 from harness.store import (
     EXPERIMENT_MANIFEST,
     RECORDS,
     done_tasks,
     load_records,
     open_run,
+    provenance,
     read_manifest,
 )
 
@@ -78,6 +79,17 @@ class RunSummary:
 
 def _stderr(msg: str) -> None:
     print(msg, file=sys.stderr)
+
+
+def _stamp(name: str) -> Callable[[Task, Records], Records]:
+    """Every record names its experiment and the code that made it."""
+    code = provenance()["source_digest"]
+
+    def stamp(task: Task, records: Records) -> Records:
+        del task
+        return [{"experiment": name, "code": code, **r} for r in records]
+
+    return stamp
 
 
 def check_level(level: str) -> str:
@@ -129,7 +141,7 @@ def run(
             log(f"{experiment.name}: {len(todo)} more tasks planned from the results so far")
         if not todo:
             break
-        ran += run_tasks(todo, path, backend, progress, experiment.name)
+        ran += run_tasks(todo, path, backend, progress, experiment.name, _stamp(experiment.name))
     return RunSummary(
         out=str(out),
         planned=len(planned),

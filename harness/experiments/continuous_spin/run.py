@@ -20,13 +20,11 @@ from harness.experiments.common import checkpoints
 from harness.experiments.continuous_spin.settings import (
     ALGORITHMS,
     IMPL,
-    NAME,
     PAPER_FACTORS,
     RunSetting,
 )
 from harness.registry import build_registry
 from harness.spec import Chain
-from harness.store import provenance
 from harness.targets.continuous_factor_graph import (
     ContinuousFactorGraphTarget,
     continuous_spin_grid,
@@ -154,10 +152,8 @@ def run_reference(s: RunSetting, seed: int, *, rng: np.random.Generator) -> list
         "wall_s": time.perf_counter() - t_start,
         "seed": seed,
         "spawn_key": label_words(s.key),
-        "code": provenance()["source_digest"],
         "impl": IMPL,
         "type": "reference",
-        "experiment": NAME,
     }
     return [record]
 
@@ -204,9 +200,7 @@ def run_chain(
         "wall_s": time.perf_counter() - t_start,
         "seed": seed,
         "spawn_key": label_words(s.key),
-        "code": provenance()["source_digest"],
         "impl": IMPL,
         "type": "chain",
-        "experiment": NAME,
     }
     return [record]

@@ -36,8 +36,7 @@ import numpy as np
 
 from harness.engine import SeedKey, label_words
 from harness.experiments.gaussian_mixture.metrics import distances, hist2d, iid_tv
-from harness.experiments.gaussian_mixture.settings import NAME, PAPER_FACTORS, RunSetting
-from harness.store import provenance
+from harness.experiments.gaussian_mixture.settings import PAPER_FACTORS, RunSetting
 from harness.targets.continuous_factor_graph import ContinuousFactorGraphTarget
 from harness.targets.gaussian_mixture import (
     energy,
@@ -90,7 +89,6 @@ def run_truth(s: RunSetting, seed: int) -> list[dict[str, Any]]:
     record = {
         "key": s.key,
         "type": "truth",
-        "experiment": NAME,
         "n_data": s.n_data,
         "L": target.L,
         "requested_L": meta["requested_L"],
@@ -110,7 +108,6 @@ def run_truth(s: RunSetting, seed: int) -> list[dict[str, Any]]:
         "build_s": build_s,
         "wall_s": time.perf_counter() - t0,
         "seed": seed,
-        "code": provenance()["source_digest"],
     }
     return [record]
 
@@ -156,7 +153,6 @@ def run_chain(
     record = {
         "key": s.key,
         "type": "chain",
-        "experiment": NAME,
         "label": s.algorithm,
         "algorithm": s.algorithm,
         "n_steps": s.n_steps,
@@ -183,7 +179,6 @@ def run_chain(
         "wall_s": time.perf_counter() - t_start,
         "seed": seed,
         "spawn_key": list(label_words(s.key)),
-        "code": provenance()["source_digest"],
         "impl": IMPL,
     }
     return [record]

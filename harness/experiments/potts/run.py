@@ -18,10 +18,9 @@ import numpy as np
 
 from harness.engine import label_words
 from harness.experiments.common import checkpoints
-from harness.experiments.potts.settings import ALGORITHMS, IMPL, NAME, RunSetting
+from harness.experiments.potts.settings import ALGORITHMS, IMPL, RunSetting
 from harness.registry import build_registry
 from harness.spec import Chain
-from harness.store import provenance
 from harness.targets.factor_graph import FactorGraphTarget, potts_grid
 from implementations.minibatch_gibbs.reference import global_alias
 
@@ -140,9 +139,7 @@ def run_chain(s: RunSetting, seed: int, *, rng: np.random.Generator) -> list[dic
         "wall_s": time.perf_counter() - t_start,
         "seed": seed,
         "spawn_key": label_words(s.key),
-        "code": provenance()["source_digest"],
         "impl": IMPL,
         "type": "chain",
-        "experiment": NAME,
     }
     return [record]

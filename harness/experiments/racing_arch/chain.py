@@ -62,7 +62,6 @@ from harness.experiments.racing_arch.model import (
     term_loglik,
 )
 from harness.experiments.racing_arch.settings import MODELS, SAMPLERS, ArchConfig
-from harness.store import provenance
 from harness.targets.discrete import DiscreteFactorTarget
 from implementations.racing.reference import race_two_arms
 
@@ -531,7 +530,6 @@ def run_chunk(problem: Problem, part: str, st: ChainState, start: int) -> dict[s
         "start": start,
         "stop": stop,
         "wall_s": time.perf_counter() - t0,
-        "code": provenance()["source_digest"],
         **tally.as_record(),
         "state": st.to_record(),
     }

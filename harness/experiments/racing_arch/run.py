@@ -33,7 +33,6 @@ from harness.experiments.racing_arch.model import (
     fit_to_record,
 )
 from harness.experiments.racing_arch.settings import MODELS, ArchConfig
-from harness.store import provenance
 
 
 def pilot_task(config: ArchConfig) -> Records:
@@ -46,7 +45,6 @@ def pilot_task(config: ArchConfig) -> Records:
             "key": "pilot",
             "kind": "pilot",
             "wall_s": time.perf_counter() - t0,
-            "code": provenance()["source_digest"],
             "models": [fit_to_record(f) for f in fits],
             "data": describe_data(config, data),
         }

@@ -24,13 +24,11 @@ from harness.experiments.racing_synthetic.settings import (
     CONFIDENCE,
     EXACT_ALGORITHM,
     IMPL,
-    NAME,
     ErrorSetting,
     SpeedSetting,
 )
 from harness.registry import build_registry
 from harness.spec import AlgorithmSpec, sample
-from harness.store import provenance
 from harness.targets.discrete import DiscreteFactorTarget, synthetic_rewards
 
 Records = list[dict[str, Any]]
@@ -105,10 +103,8 @@ def run_error_setting(s: ErrorSetting, seed: int, *, rng: np.random.Generator) -
         "wall_s": wall,
         "seed": seed,
         "spawn_key": label_words(s.key),
-        "code": provenance()["source_digest"],
         "impl": IMPL,
         "type": "error",
-        "experiment": NAME,
     }
     return [record]
 
@@ -184,11 +180,9 @@ def run_speed_setting(s: SpeedSetting, seed: int) -> Records:
         "wall_s": time.perf_counter() - t_start,
         "seed": seed,
         "spawn_key": label_words(s.key),
-        "code": provenance()["source_digest"],
         "algorithm": "racing-normal",
         "exact_algorithm": EXACT_ALGORITHM,
         "impl": IMPL,
         "type": "speed",
-        "experiment": NAME,
     }
     return [record]
