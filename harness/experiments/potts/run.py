@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,7 @@ from harness.engine import label_words
 from harness.experiments.common import checkpoints
 from harness.experiments.potts.settings import ALGORITHMS, IMPL, RunSetting
 from harness.registry import build_registry
-from harness.spec import Chain
+from harness.spec import Chain, sample
 from harness.targets.factor_graph import FactorGraphTarget, potts_grid
 from implementations.minibatch_gibbs.reference import global_alias
 
@@ -35,8 +35,9 @@ def build_target(side: int, beta: float, D: int, scale: float) -> FactorGraphTar
 
 @lru_cache(maxsize=1)
 def _kernels() -> dict[str, Callable[..., Chain]]:
+    """Each sampler through the registry's one validated entry point (it carries ``x0``)."""
     registry = build_registry()
-    return {name: registry.get(name).implementation(IMPL) for name in ALGORITHMS}
+    return {name: partial(sample, registry.get(name), IMPL) for name in ALGORITHMS}
 
 
 def warm() -> None:

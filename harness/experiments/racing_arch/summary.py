@@ -30,27 +30,7 @@ from harness.experiments.racing_arch.settings import (
     ArchConfig,
     paper_arch,
 )
-
-
-def autocorrelation(x: np.ndarray, lags: int = ACF_LAGS) -> list[float] | None:
-    """Autocorrelation of one chain at lags 0..lags (arviz-stats, FFT); None if constant."""
-    from arviz_stats.base import array_stats
-
-    x = np.asarray(x, dtype=np.float64)
-    if x.size < 2 or np.all(x == x[0]):
-        return None
-    return [float(v) for v in array_stats.autocorr(x)[: lags + 1]]
-
-
-def ess(x: np.ndarray) -> float | None:
-    """Bulk ESS (rank-normalised, arviz-stats) of x with shape (chains, draws); None if constant."""
-    from arviz_stats.base import array_stats
-
-    x = np.atleast_2d(np.asarray(x, dtype=np.float64))
-    if np.all(x == x.flat[0]):
-        return None
-    value = float(array_stats.ess(x, method="bulk", chain_axis=0, draw_axis=1))
-    return value if math.isfinite(value) else None
+from harness.gates.mcmc import autocorrelation, bulk_ess
 
 
 def _rate(errors: int, n: int) -> dict[str, Any]:
@@ -119,8 +99,8 @@ def _run_summary(parts: list[dict], log_pi_tilde: np.ndarray | None) -> dict[str
     length = min(len(p["q"]) for p in parts)
     Q = np.array([p["q"][:length] for p in parts], dtype=np.float64)
     evals = [p["evals"] for p in parts]
-    per_chain_ess = [ess(row[None, :]) for row in Q]
-    acfs = [autocorrelation(row) for row in Q]
+    per_chain_ess = [bulk_ess(row) for row in Q]
+    acfs = [autocorrelation(row, ACF_LAGS) for row in Q]
     adjusted = [_adjusted_posterior(p["q"]) for p in parts]
     pooled = _adjusted_posterior([v for p in parts for v in p["q"]])
     out: dict[str, Any] = {
@@ -129,7 +109,7 @@ def _run_summary(parts: list[dict], log_pi_tilde: np.ndarray | None) -> dict[str
         "evals": evals,
         "evals_per_sweep": float(np.sum(evals) / (length * len(parts))),
         "ess": per_chain_ess,
-        "ess_all_chains": ess(Q) if len(parts) > 1 else per_chain_ess[0],
+        "ess_all_chains": bulk_ess(Q) if len(parts) > 1 else per_chain_ess[0],
         "ess_per_eval": [
             (e / n if e is not None else None) for e, n in zip(per_chain_ess, evals, strict=True)
         ],
