@@ -82,12 +82,14 @@ def _stderr(msg: str) -> None:
 
 
 def _stamp(name: str) -> Callable[[Task, Records], Records]:
-    """Every record names its experiment and the code that made it."""
+    """Every record names its experiment, the code that made it and its task's seed key."""
     code = provenance()["source_digest"]
 
     def stamp(task: Task, records: Records) -> Records:
-        del task
-        return [{"experiment": name, "code": code, **r} for r in records]
+        seed = {}
+        if task.seed is not None:
+            seed = {"seed": task.seed.entropy, "spawn_key": list(task.seed.spawn_key)}
+        return [{"experiment": name, "code": code, **seed, **r} for r in records]
 
     return stamp
 

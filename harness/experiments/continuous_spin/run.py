@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from harness.engine import label_words
 from harness.experiments.common import checkpoints
 from harness.experiments.continuous_spin.settings import (
     ALGORITHMS,
@@ -151,8 +150,6 @@ def run_reference(s: RunSetting, seed: int, *, rng: np.random.Generator) -> list
         "accept_rate": sums["accepted"] / n if "accepted" in sums else None,
         "sampler_s": times[-1],
         "wall_s": time.perf_counter() - t_start,
-        "seed": seed,
-        "spawn_key": label_words(s.key),
         "impl": IMPL,
         "type": "reference",
     }
@@ -199,8 +196,6 @@ def run_chain(
         "paper_factors": PAPER_FACTORS if s.algorithm != "gibbs-its" else None,
         "chunks": chunks,
         "wall_s": time.perf_counter() - t_start,
-        "seed": seed,
-        "spawn_key": label_words(s.key),
         "impl": IMPL,
         "type": "chain",
     }

@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from harness.engine import label_words
 from harness.experiments.common import checkpoints
 from harness.experiments.potts.settings import ALGORITHMS, IMPL, RunSetting
 from harness.registry import build_registry
@@ -138,8 +137,6 @@ def run_chain(s: RunSetting, seed: int, *, rng: np.random.Generator) -> list[dic
         "chunks": chunks,
         "setup_s": setup,
         "wall_s": time.perf_counter() - t_start,
-        "seed": seed,
-        "spawn_key": label_words(s.key),
         "impl": IMPL,
         "type": "chain",
     }

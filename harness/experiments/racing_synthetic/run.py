@@ -101,8 +101,6 @@ def run_error_setting(s: ErrorSetting, seed: int, *, rng: np.random.Generator) -
         "mean_evals_per_draw": draws.evals / s.n,
         "stopped_early": float(np.mean(draws.extras["stopped_early"])),
         "wall_s": wall,
-        "seed": seed,
-        "spawn_key": label_words(s.key),
         "impl": IMPL,
         "type": "error",
     }
