@@ -291,9 +291,7 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
     rep.add_argument(
         "experiment",
         metavar="EXPERIMENT",
-        help=", ".join(
-            f"{e.name} ({e.paper.split('_')[0]} {e.paper.split(', ', 1)[1]})" for e in EXPERIMENTS
-        ),
+        help="one of " + ", ".join(e.name for e in EXPERIMENTS) + " (each described below)",
     )
     rep.add_argument(
         "--level",
