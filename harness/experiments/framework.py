@@ -112,14 +112,27 @@ def run(
     progress: bool = True,
     move_stale: bool = False,
     log: Callable[[str], None] = _stderr,
+    config: Any = None,
 ) -> RunSummary:
-    """Run (or resume) ``experiment`` into ``out``; every check happens before any work."""
+    """Run (or resume) ``experiment`` into ``out``; every check happens before any work.
+
+    ``config`` replaces the level's settings (a config of the experiment's own class, validated
+    when it was made), for a run at sizes of one's own; ``level`` and ``seed`` are then unused.
+    """
     module = experiment.module()
     check_level(level)
     parts = experiment.parts()
     if part not in parts:
         raise ValueError(f"--part {part!r} is invalid; valid: {', '.join(parts)}")
-    config = module.config_for_level(level, seed)
+    if config is None:
+        config = module.config_for_level(level, seed)
+    else:
+        kind = type(module.config_for_level(level, seed))
+        if not isinstance(config, kind):
+            raise ValueError(
+                f"config = {type(config).__name__} is invalid for {experiment.name}; "
+                f"valid: a {kind.__name__}"
+            )
     if workers is None and scheduler in (None, "process"):
         workers = 1  # experiments time their samplers: by default they do not share the CPU
     backend = backend_for(scheduler, workers, getattr(module, "warm", None))

@@ -52,3 +52,15 @@ def test_no_experiment_carries_its_own_pool_resume_or_progress_bar():
         text = path.read_text()
         for word in banned:
             assert word not in text, f"{path.relative_to(ROOT)} uses {word}"
+
+
+def test_a_config_of_another_experiment_is_refused_before_any_work(tmp_path):
+    import pytest
+
+    from harness.experiments import get_experiment
+    from harness.experiments.framework import run
+
+    potts = get_experiment("potts").module().config_for_level("quick", 0)
+    with pytest.raises(ValueError, match="config = PottsConfig is invalid for minibatch-gap"):
+        run(get_experiment("minibatch-gap"), "quick", 0, tmp_path / "x", config=potts)
+    assert not (tmp_path / "x").exists()

@@ -37,20 +37,19 @@ def tiny_config(seed: int = 0) -> GaussianMixtureConfig:
 
 
 def _run(out: Path, config: GaussianMixtureConfig | None = None, **kw) -> RunSummary:
-    """framework.run with every level of the package made ``config`` (the tiny one)."""
+    """framework.run with ``config`` (the tiny one by default) in place of the level's."""
     config = config or tiny_config()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(gm, "config_for_level", lambda level, seed: config)
-        return run(
-            EXPERIMENT,
-            "quick",
-            config.seed,
-            out,
-            progress=False,
-            scheduler="inprocess",
-            log=lambda msg: None,
-            **kw,
-        )
+    return run(
+        EXPERIMENT,
+        "quick",
+        config.seed,
+        out,
+        progress=False,
+        scheduler="inprocess",
+        log=lambda msg: None,
+        config=config,
+        **kw,
+    )
 
 
 @pytest.fixture(scope="module")

@@ -37,20 +37,19 @@ def _tiny(seed: int = 3) -> MinibatchGapConfig:
 
 
 def _run(out: Path, config: MinibatchGapConfig | None = None, **kw) -> RunSummary:
-    """framework.run with every level of the package made ``config`` (the tiny one)."""
+    """framework.run with ``config`` (the tiny one by default) in place of the level's."""
     config = config or _tiny()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(mg, "config_for_level", lambda level, seed: config)
-        return run(
-            EXPERIMENT,
-            "quick",
-            config.seed,
-            out,
-            progress=False,
-            scheduler="inprocess",
-            log=lambda msg: None,
-            **kw,
-        )
+    return run(
+        EXPERIMENT,
+        "quick",
+        config.seed,
+        out,
+        progress=False,
+        scheduler="inprocess",
+        log=lambda msg: None,
+        config=config,
+        **kw,
+    )
 
 
 @pytest.fixture(scope="module")
