@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.engine import Backend, SeedKey, backend_for, run_tasks
+from harness.engine import SeedKey, backend_for, run_tasks
 from harness.engine import Task as EngineTask
 from harness.gates.multiple import Escalation, holm
 from harness.gates.result import GateResult
@@ -167,7 +167,7 @@ def _base_record(
         "case": case.key,
         "params": dict(case.params),
         "stage": stage,
-        "seed": {"entropy": seed, "spawn_key": list(spawn_key)},
+        "seed": SeedKey(seed, spawn_key).to_dict(),
         **provenance(),
     }
 
@@ -371,15 +371,14 @@ def verify(
     log: Callable[[str], None] | None = None,
     move_stale: bool = False,
     scheduler: str | None = None,
-    backend: Backend | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) a verification and return its summary; everything lands under ``out``.
 
-    The tasks run on ``backend``, or the one ``scheduler`` and ``workers`` name
+    The tasks run on the backend ``scheduler`` and ``workers`` name
     (:func:`harness.engine.backend_for`); every backend gives the same records.
     """
     specs = validate_config(config)
-    backend = backend or backend_for(scheduler, workers)
+    backend = backend_for(scheduler, workers)
     out = Path(out)
     records_path = open_run(out, RUN_MANIFEST, config.manifest(), move_stale)
     samples_dir = out / SAMPLES

@@ -139,13 +139,15 @@ def run(
     start = time.perf_counter()
     out = Path(out)
     path = open_run(out, EXPERIMENT_MANIFEST, config.manifest(), move_stale)
-    already = done_tasks(load_records(path))
+    records = load_records(path)
+    already = done_tasks(records)
     planned: set[str] = set()
+    stamp = _stamp(experiment.name)
     ran = 0
     while True:
-        tasks = module.plan(config, load_records(path), part)
+        tasks = module.plan(config, records, part)
         planned |= {t.key for t in tasks}
-        done = done_tasks(load_records(path))
+        done = done_tasks(records)
         todo = [t for t in tasks if t.key not in done]
         if ran == 0:
             log(
@@ -156,14 +158,15 @@ def run(
             log(f"{experiment.name}: {len(todo)} more tasks planned from the results so far")
         if not todo:
             break
-        ran += run_tasks(todo, path, backend, progress, experiment.name, _stamp(experiment.name))
+        ran += run_tasks(todo, path, backend, progress, experiment.name, stamp)
+        records = load_records(path)
     return RunSummary(
         out=str(out),
         planned=len(planned),
         already_done=len(already & planned),
         ran=ran,
         wall_s=time.perf_counter() - start,
-        text=module.summary(load_records(path)),
+        text=module.summary(records),
     )
 
 
