@@ -4,6 +4,8 @@ The gates that apply follow from the spec's guarantee, the target kind and the o
 returns, so a plugin gets the same verdicts as a built-in algorithm:
 - exact samplers on discrete targets: chi-square of the draws against the exact pmf;
 - exact samplers on 1-D continuous targets: KS against the exact CDF;
+- exact samplers of independent draws: pair independence of consecutive draws (draws that
+  share randomness pass every marginal test);
 - an ``extras["gumbel_max"]`` output: KS against Gumbel(log Z) (001, Eq. 1);
 - ``extras["process_values"/"process_locations"]``: per-state KS against Gumbel(log p~(i))
   (001, Alg. 1 yields independent Gumbels), Bonferroni over states;
@@ -25,9 +27,17 @@ from scipy import stats
 from harness.gates import chisquare_2samp, chisquare_gof, ks_1samp, ks_2samp
 from harness.gates.continuous_chain import continuous_factor_graph_gates
 from harness.gates.exactness import ks_detectable
+from harness.gates.independence import pair_independence_continuous, pair_independence_discrete
 from harness.gates.mcmc import ess_rhat, invariance, spectral_gap_bound
+from harness.gates.moments import (
+    enumerated_marginals,
+    marginal_moments,
+    moment_mean,
+    moment_variance,
+)
 from harness.gates.rates import error_rate, tv_estimate
 from harness.gates.result import GateResult
+from harness.gates.transitions import chain_state_indices, transition_consistency
 from harness.spec import AlgorithmSpec, Chain, Draws
 from harness.targets.catalog import problems
 from harness.targets.continuous import gumbel_cdf
@@ -56,9 +66,8 @@ def plan_cases(specs: list[AlgorithmSpec], level: str) -> list[Case]:
                 for check in spec.checks:
                     if not check.applies_to(prob.name, kind):
                         continue
-                    cases.append(
-                        Case(spec.name, prob.name, dict(check.params), SAMPLE_SIZES[level])
-                    )
+                    n = (prob.draws or SAMPLE_SIZES)[level]
+                    cases.append(Case(spec.name, prob.name, dict(check.params), n))
     return cases
 
 
@@ -94,6 +103,16 @@ EXACTNESS_TESTS: Mapping[str, Callable[[Any, np.ndarray, float], GateResult]] = 
     }
 )
 
+#: The test that the draws of one call are independent (consecutive pairs), by target kind.
+INDEPENDENCE_TESTS: Mapping[str, Callable[[Any, np.ndarray, float], GateResult]] = MappingProxyType(
+    {
+        "discrete": lambda target, values, a: pair_independence_discrete(values, target.pmf, a),
+        "continuous-1d": lambda target, values, a: pair_independence_continuous(
+            values, target.cdf, a
+        ),
+    }
+)
+
 
 def exactness_gates(
     spec: AlgorithmSpec, target: Any, draws: Draws, alpha: float
@@ -111,6 +130,9 @@ def exactness_gates(
             f"no exactness gate for target kind {kind!r}; known kinds: {', '.join(EXACTNESS_TESTS)}"
         )
     checks: list[Callable[[float], GateResult]] = [lambda a: law(target, draws.values, a)]
+    pairs = INDEPENDENCE_TESTS.get(kind)
+    if pairs is not None and np.asarray(draws.values).size >= 2:
+        checks.append(lambda a: pairs(target, draws.values, a))
     extras = draws.extras
     if "gumbel_max" in extras and kind == "discrete":
         logz = target.log_normaliser
@@ -196,7 +218,9 @@ def chain_gates(
       below) gets this allowance; any other is tested as exact;
     - decision-error (approximate kernels reporting ``accepted``/``exact_accept``): the share of
       accept decisions that differ from the exact MH test under the same u and proposal, with a
-      Clopper-Pearson upper bound <= delta (000 Sec. 4 with Prop. 1's premise).
+      Clopper-Pearson upper bound <= delta (000 Sec. 4 with Prop. 1's premise);
+    - moment-mean / moment-variance (kernels held to exactness): the chain's mean and its mean
+      of (x - mean)^2 against the posterior's, z-tests with MCSE from arviz-stats.
     """
     if target.kind != "posterior-1d":
         raise NotImplementedError(f"no chain gate for target kind {target.kind!r}")
@@ -256,6 +280,11 @@ def chain_gates(
     if approximate:
         wrong = int(np.sum(extras["accepted"] != extras["exact_accept"]))
         checks.append(lambda a: _renamed(error_rate(wrong, n, delta, a), "decision-error"))
+    else:
+        # The posterior's mean and variance, z-tested with MCSE: far more power than the KS
+        # against a small bias of location or scale (harness/gates/moments.py).
+        checks.append(lambda a: moment_mean(values, target.mean, target.sd, a))
+        checks.append(lambda a: moment_variance(values, target.mean, target.sd**2, a))
     return out + [check(alpha / len(checks)) for check in checks]
 
 
@@ -285,6 +314,11 @@ def factor_graph_gates(
     - chi-square-thinned: the thinned states against the enumerated joint (tiny graphs);
     - marginal-symmetry: on a Potts model (symmetric under relabelling, so every marginal is
       uniform), the thinned values of each variable against uniform, Bonferroni over variables;
+    - moment-marginals: every marginal P(x_i = v) as the chain average of its indicator,
+      z-tested with MCSE (arviz-stats), Holm; against the enumerated joint, or 1/D on a Potts
+      model;
+    - transition-consistency: with the spec's exact kernel on tiny graphs, the chain's observed
+      one-step transitions against the kernel's rows (the code must step as declared);
     - invariance / spectral-gap: with the spec's exact kernel on tiny graphs, pi P = pi and
       detailed balance within the kernel's stated error, and the gap against the theorem's bound.
     """
@@ -311,18 +345,33 @@ def factor_graph_gates(
     thin = max(1, math.ceil(n / max(ess.statistic, 1.0)))
     kept = X[::thin]
     out = [ess]
-    checks: list[Callable[[float], GateResult]] = []
+    thinned: list[Callable[[float], GateResult]] = []
+    whole: list[Callable[[float], GateResult]] = []
     enumerable = target.D**target.n_vars <= ENUMERABLE
+    kernel = spec.exact_kernel(target, params) if enumerable and spec.exact_kernel else None
     if enumerable:
         idx = np.array([target.state_index(x) for x in kept])
-        checks.append(lambda a: _renamed(chisquare_gof(idx, target.pmf, a), "chi-square-thinned"))
+        thinned.append(lambda a: _renamed(chisquare_gof(idx, target.pmf, a), "chi-square-thinned"))
+        marginals = enumerated_marginals(target.pmf, target.n_vars, target.D)
+        whole.append(lambda a: marginal_moments(X, marginals, a))
+    elif target.meta.get("symmetric"):
+        whole.append(
+            lambda a: marginal_moments(X, np.full((target.n_vars, target.D), 1 / target.D), a)
+        )
     if target.meta.get("symmetric"):
-        checks.append(lambda a: _uniform_marginals(kept, target.D, a))
-    results = [check(alpha / max(len(checks), 1)) for check in checks]
-    for r in results:
+        thinned.append(lambda a: _uniform_marginals(kept, target.D, a))
+    if kernel is not None:
+        # Binds the declared kernel (checked by invariance below) to the code that ran.
+        P, err = kernel
+        every = chain_state_indices(X, target.D)
+        whole.append(lambda a: transition_consistency(every, P, a, err=err))
+    share = alpha / max(len(thinned) + len(whole), 1)
+    for check in thinned:
+        r = check(share)
         out.append(GateResult(**{**r.__dict__, "detail": f"{r.detail}; every {thin}-th of {n}"}))
-    if enumerable and spec.exact_kernel is not None:
-        P, err = spec.exact_kernel(target, params)
+    out.extend(check(share) for check in whole)
+    if kernel is not None:
+        P, err = kernel
         out.append(invariance(P, target.pmf, 2.0 * err + 1e-12))
         bound = spec.gap_bound(target, params) if spec.gap_bound is not None else None
         if bound is not None:

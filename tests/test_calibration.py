@@ -6,14 +6,14 @@ uniform. The negative control runs the same sweep on a tempered sampler, which m
 far more often than alpha.
 """
 
+import numpy as np
 import pytest
 
-from harness.calibration import calibrate
+from harness.calibration import calibrate, gate_rate
 from tests.conftest import BROKEN
 
-pytestmark = pytest.mark.slow
 
-
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("algorithm", "problem"),
     [
@@ -27,10 +27,10 @@ pytestmark = pytest.mark.slow
 def test_false_failure_rate_matches_alpha(algorithm, problem):
     result = calibrate(algorithm, problem=problem, seeds=500, n=5000, alpha=0.05)
     for gate, g in result["gates"].items():
-        assert g["alpha_inside"], (gate, g)
-        assert g["uniformity_ks_p"] > 1e-4, (gate, g)
+        assert g["calibrated"], (gate, g)
 
 
+@pytest.mark.slow
 def test_calibration_sweep_rejects_a_broken_sampler():
     result = calibrate(
         "broken-temperature",
@@ -43,3 +43,30 @@ def test_calibration_sweep_rejects_a_broken_sampler():
     )
     assert result["gates"]["chi-square"]["rate"] > 0.5
     assert not result["calibrated"]
+
+
+def test_calibrate_runs_an_approximate_sampler_with_its_verify_parameters():
+    result = calibrate("racing-normal", problem="race-normal-D2-N1000-s0.3", seeds=10, n=500)
+    assert result["params"]["exact_answer"] is True
+    kinds = {g: r["kind"] for g, r in result["gates"].items()}
+    assert kinds["error-rate"] == "bound" and kinds["tv"] == "bound"
+
+
+def test_gate_rate_judges_each_kind_by_its_own_null():
+    rng = np.random.default_rng(0)
+    uniform = [{"p_value": p, "passed": True, "multiple_testing": True} for p in rng.random(2000)]
+    assert gate_rate("chi-square", uniform, 0.05).calibrated
+    # Too many small p-values: a miscalibrated test, whatever its kind.
+    small = [{**r, "p_value": r["p_value"] ** 1.5} for r in uniform]
+    assert not gate_rate("chi-square", small, 0.05).calibrated
+    assert not gate_rate("transition-consistency", small, 0.05).calibrated
+    # Bonferroni-merged p-values are super-uniform: calibrated as "combined", not as a test.
+    merged = [{**r, "p_value": min(1.0, 2 * r["p_value"])} for r in uniform]
+    assert gate_rate("transition-consistency", merged, 0.05).calibrated
+    assert not gate_rate("chi-square", merged, 0.05).calibrated
+    # A bound gate: failures counted, must not exceed alpha.
+    bound = [
+        {"p_value": None, "passed": i % 10 != 0, "multiple_testing": False} for i in range(500)
+    ]
+    assert gate_rate("error-rate", bound, 0.05).kind == "bound"
+    assert not gate_rate("error-rate", bound, 0.05).calibrated

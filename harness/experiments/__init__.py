@@ -68,6 +68,18 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "data; full: the paper's N = 1e6 (hours).",
         package="harness.experiments.gaussian_mixture",
     ),
+    Experiment(
+        name="gate-quality",
+        paper="the harness's own gates (no paper)",
+        summary="Both error rates of every gate: false failures on correct samplers, planted "
+        "bugs caught",
+        help="every registered algorithm over many seeds (each seed one of the cases `harness "
+        "verify --level quick` runs), each gate's rejection rate at alpha = 0.05 with a 99.9% "
+        "interval and the uniformity of its p-values; then `harness verify` on every planted "
+        "bug in tests/plugins/planted_*.py. quick: 60 seeds, bugs at the default level; full: "
+        "500 seeds, bugs at both levels. --part false-failures|catch.",
+        package="harness.experiments.gate_quality",
+    ),
 )
 
 

@@ -15,7 +15,8 @@ An experiment is a package ``harness.experiments.<name>`` that holds only what i
 - ``summary(records) -> str``: a plain-text summary for the terminal;
 - ``report(config, records, manifest) -> dict``: its report section's own content (title,
   notes, settings, figure groups, tables; see :func:`section`);
-- optionally ``PARTS`` (the valid ``--part`` values) and ``warm()`` (compiles kernels in each
+- optionally ``PARTS`` (the valid ``--part`` values), ``TIMED = False`` (nothing is timed, so
+  the tasks may use every core by default) and ``warm()`` (compiles kernels in each
   worker before any timed task runs).
 
 Each task is an :class:`harness.engine.Task` whose ``fn`` returns the records of one setting.
@@ -133,7 +134,7 @@ def run(
                 f"config = {type(config).__name__} is invalid for {experiment.name}; "
                 f"valid: a {kind.__name__}"
             )
-    if workers is None and scheduler in (None, "process"):
+    if workers is None and scheduler in (None, "process") and getattr(module, "TIMED", True):
         workers = 1  # experiments time their samplers: by default they do not share the CPU
     backend = backend_for(scheduler, workers, getattr(module, "warm", None))
     start = time.perf_counter()

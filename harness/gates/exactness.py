@@ -72,6 +72,23 @@ def chisquare_gof(values: np.ndarray, pmf: np.ndarray, alpha: float) -> GateResu
             detail=f"draw {bad!r} lies outside the domain 0..{pmf.size - 1}",
         )
     counts = np.bincount(values.astype(np.int64), minlength=pmf.size).astype(np.float64)
+    # Pooling would hide a draw of a probability-0 state among its neighbours; any such draw
+    # is an error outright.
+    impossible = (pmf == 0.0) & (counts > 0)
+    if impossible.any():
+        state = int(np.flatnonzero(impossible)[0])
+        return GateResult(
+            gate="chi-square",
+            statistic=math.inf,
+            p_value=0.0,
+            alpha=alpha,
+            passed=False,
+            n=n,
+            detectable=_chisquare_detectable(n, pmf.size, alpha),
+            detectable_measure="Cohen's w",
+            detail=f"{int(counts[impossible].sum())} draws of probability-0 states (first: "
+            f"state {state}, drawn {int(counts[state])} times)",
+        )
     labels = pool_cells(n * pmf)
     bins = int(labels.max()) + 1
     obs = np.bincount(labels, weights=counts, minlength=bins)

@@ -1,7 +1,7 @@
 """Run-wide false-failure control: Holm across gates, and sequential escalation of n.
 
 A run spends one family-wise alpha. It is split evenly over at most ``stages`` rounds; within a
-round, Holm (statsmodels ``multipletests``) controls the chance of failing any correct gate at
+round, Holm's step-down method controls the chance of failing any correct gate at
 alpha / stages. Each round uses fresh draws, so by a union bound the whole run's false-failure
 probability is <= alpha however the rounds were chosen. A gate whose adjusted p-value is below
 the round's alpha fails; one that is inconclusive (below ``inconclusive`` times that alpha) is
@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import numpy as np
-from statsmodels.stats.multitest import multipletests
 
 from harness.spec import Param
 
@@ -27,8 +26,14 @@ def holm(p_values: list[float] | np.ndarray, alpha: float) -> tuple[np.ndarray, 
     p = np.asarray(p_values, dtype=np.float64)
     if p.size == 0:
         return np.zeros(0, dtype=bool), p
-    reject, adjusted, _, _ = multipletests(p, alpha=alpha, method="holm")
-    return reject, adjusted
+    # statsmodels' multipletests(method="holm") gives the same numbers (a test checks) but
+    # runs gc.collect() on every call: 0.3 s in a full process, paid per gate per seed.
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    steps = np.maximum.accumulate(np.minimum(1.0, p[order] * np.arange(m, 0, -1)))
+    adjusted = np.empty(m)
+    adjusted[order] = steps
+    return adjusted <= alpha, adjusted
 
 
 @dataclass(frozen=True)

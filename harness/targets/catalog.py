@@ -6,7 +6,7 @@ is a pure function of its own seed. ``quick`` runs in CI; ``full`` adds larger p
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -15,7 +15,12 @@ import numpy as np
 
 from harness.spec import Param
 from harness.targets.continuous import TruncatedGumbelTarget
-from harness.targets.discrete import ragged_rewards, synthetic_rewards
+from harness.targets.discrete import (
+    DiscreteFactorTarget,
+    default_pmf,
+    ragged_rewards,
+    synthetic_rewards,
+)
 from harness.targets.location_model import model_target, studentt_location_model
 from harness.targets.posterior import studentt_posterior
 
@@ -24,10 +29,14 @@ LEVELS = ("quick", "full")
 
 @dataclass(frozen=True)
 class Problem:
+    """A named target; ``draws`` overrides the run size of each level (draws, or chain steps)
+    where the standard size cannot resolve what the problem is there to show."""
+
     name: str
     kind: str
     build: Callable[[], Any]
     levels: tuple[str, ...] = LEVELS
+    draws: Mapping[str, int] | None = None
 
 
 def _synthetic(D: int, N: int, distribution: str, sigma: float, seed: int) -> Callable[[], Any]:
@@ -44,6 +53,45 @@ def _synthetic(D: int, N: int, distribution: str, sigma: float, seed: int) -> Ca
     return build
 
 
+def _with_f0(D: int, N: int, seed: int) -> Any:
+    """The synthetic family with a prior term: log f_0 ~ N(0, 1), the size of one factor's
+    spread, and the factors shifted so the target is still :func:`default_pmf` (a sampler that
+    drops f_0 draws from pmf / f_0 instead)."""
+    base = synthetic_rewards(D, N, "normal", 1.0, np.random.default_rng(seed))
+    log_f0 = np.random.default_rng(seed + 1000).standard_normal(D)
+    factors = base.log_factors - (log_f0 / N)[:, None]
+    return DiscreteFactorTarget(factors, log_f0, name=f"synthetic-f0-D{D}-N{N}")
+
+
+#: A log weight this far below the rest underflows exp() to exactly 0 in double precision.
+UNDERFLOW = -800.0
+
+
+def _ties_and_zeros(N: int, seed: int) -> Any:
+    """Twelve states: five distinct log weights, each held by a pair of states with identical
+    rows (exact ties of log p~), plus two states whose pmf underflows to exactly 0 and whose
+    rows put them far behind (a draw of one is always an error)."""
+    rng = np.random.default_rng(seed)
+    distinct = synthetic_rewards(5, N, "normal", 1.0, rng).log_factors
+    rows = np.vstack([distinct, distinct[::-1], np.full((2, N), UNDERFLOW / N)])
+    order = rng.permutation(rows.shape[0])
+    return DiscreteFactorTarget(rows[order], None, name=f"ties-zeros-D12-N{N}")
+
+
+def _long_race(D: int, N: int, sigma: float, seed: int) -> Any:
+    """Many arms with small gaps: log p falls by only 1.5 over D states, so the Gumbel-perturbed
+    leaders are close and races run through much of the data before they stop."""
+    return synthetic_rewards(
+        D,
+        N,
+        "normal",
+        sigma,
+        np.random.default_rng(seed),
+        pmf=default_pmf(D, spread=1.5),
+        name=f"race-long-D{D}-N{N}",
+    )
+
+
 def _control_variates(N: int, D: int, nu: float, seed: int) -> Callable[[], Any]:
     def build() -> Any:
         model = studentt_location_model(N, D, nu, np.random.default_rng(seed))
@@ -56,6 +104,18 @@ def _factor_graph(n: int, D: int, seed: int) -> Callable[[], Any]:
     from harness.targets.factor_graph import random_factor_graph
 
     return lambda: random_factor_graph(n, D, np.random.default_rng(seed))
+
+
+def _tied_factor_graph(n: int, D: int, seed: int) -> Any:
+    """A tiny complete graph with stronger factors than :func:`_factor_graph` (M up to 1.5)
+    whose table entries take only the values 0, M/2 and M: many states tie."""
+    from harness.targets.factor_graph import FactorGraphTarget
+
+    rng = np.random.default_rng(seed)
+    scopes = np.array([(i, j) for i in range(n) for j in range(i + 1, n)])
+    M = 1.5 * (0.4 + 0.6 * rng.random(len(scopes)))
+    levels = rng.integers(0, 3, size=(len(scopes), D, D)) / 2.0
+    return FactorGraphTarget(n, D, scopes, levels * M[:, None, None], M, name=f"ties-n{n}-D{D}")
 
 
 def _potts(side: int, beta: float, D: int) -> Any:
@@ -103,6 +163,13 @@ PROBLEMS: tuple[Problem, ...] = (
         ),
     ),
     # The same kind of posterior as a racing target with control variates (000 Sec. 3.4).
+    # Features the discrete kind allows that the problems above never show: a prior term f_0
+    # as large as a factor; exact ties and states of probability 0 (in double precision).
+    Problem("synthetic-f0-D10-N200", "discrete", lambda: _with_f0(10, 200, 13)),
+    Problem("ties-zeros-D12-N50", "discrete", lambda: _ties_and_zeros(50, 14)),
+    # A long race (many close arms, moderate noise): the delta grid where races do not stop
+    # early, so a race's bookkeeping over many rounds is exercised.
+    Problem("race-long-D30-N500", "discrete", lambda: _long_race(30, 500, 0.01, 15)),
     Problem("cv-studentt-D10-N4000", "discrete", _control_variates(4000, 10, 30.0, 9)),
     Problem(
         "studentt-posterior-N500",
@@ -111,8 +178,19 @@ PROBLEMS: tuple[Problem, ...] = (
     ),
     # Factor graphs (003): tiny ones have an enumerated joint and exact kernels; the Potts grid
     # is checked by the symmetry of its marginals.
+    # A cheap posterior (N = 50) for chains of plugins, long enough for the moment gates to
+    # resolve a scale error of 2% (pi^(1/1.02)): a random-walk chain with ESS / n ~ 0.22 gives
+    # an MCSE of 0.3% of the variance at 1e6 steps, so z ~ 6.5 (4e5 steps gave z = 1.7 to 5.3
+    # over three seeds: too few to rely on escalation).
+    Problem(
+        "studentt-posterior-N50",
+        "posterior-1d",
+        lambda: studentt_posterior(50, 1.0, 4.0, np.random.default_rng(17)),
+        draws={"quick": 1_000_000, "full": 4_000_000},
+    ),
     Problem("fg-random-n4-D2", "factor-graph", _factor_graph(4, 2, 11)),
     Problem("fg-random-n3-D3", "factor-graph", _factor_graph(3, 3, 12)),
+    Problem("fg-ties-n4-D3", "factor-graph", lambda: _tied_factor_graph(4, 3, 16)),
     Problem("potts-grid-5x5-D3-beta1", "factor-graph", lambda: _potts(5, 1.0, 3)),
     # Continuous factor graphs (003 Sec. 3, 4.2): a tiny graph with a quadrature joint, and a
     # small continuous-spin grid checked through its exact truncated-exponential conditionals.
@@ -121,6 +199,11 @@ PROBLEMS: tuple[Problem, ...] = (
     Problem("truncgumbel-phi0-b1", "continuous-1d", _trunc(0.0, 1.0)),
     Problem("truncgumbel-phi0-b-3", "continuous-1d", _trunc(0.0, -3.0)),
     Problem("truncgumbel-phi2-b8", "continuous-1d", _trunc(2.0, 8.0), levels=("full",)),
+    # The far tails, b - phi = -30 and +30, where naive formulas overflow or cancel. The left
+    # tail sits at b = 0: its draws spread over about exp(-30) = 1e-13 below b, which doubles
+    # resolve near 0 but not near -30 (an ulp of 30 is 3.6e-15, so draws there are quantised).
+    Problem("truncgumbel-phi30-b0", "continuous-1d", _trunc(30.0, 0.0)),
+    Problem("truncgumbel-phi0-b30", "continuous-1d", _trunc(0.0, 30.0)),
 )
 
 

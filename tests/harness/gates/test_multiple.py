@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from statsmodels.stats.multitest import multipletests
 
 from harness.gates import Escalation, holm
 
@@ -11,6 +12,17 @@ def test_holm_matches_the_step_down_rule():
     assert reject.tolist() == [True, False, False, False]
     assert adjusted[0] == pytest.approx(0.04)
     assert adjusted[2] == pytest.approx(0.09)
+
+
+def test_holm_agrees_with_statsmodels_multipletests():
+    rng = np.random.default_rng(3)
+    for m in (1, 2, 7, 50):
+        p = rng.random(m) ** 3
+        p[: m // 3] = p[0]  # ties
+        reject, adjusted = holm(p, 0.05)
+        ref_reject, ref_adjusted, _, _ = multipletests(p, alpha=0.05, method="holm")
+        assert np.allclose(adjusted, ref_adjusted, rtol=1e-12, atol=0.0)
+        assert reject.tolist() == ref_reject.tolist()
 
 
 def test_escalation_splits_alpha_over_stages_and_grows_n():
