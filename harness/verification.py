@@ -15,7 +15,6 @@ returns, so a plugin gets the same verdicts as a built-in algorithm:
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -37,6 +36,7 @@ from harness.gates.moments import (
 )
 from harness.gates.rates import error_rate, tv_estimate
 from harness.gates.result import GateResult
+from harness.gates.thinning import quantile_indicators, state_indicators, thinning_lag
 from harness.gates.transitions import chain_state_indices, transition_consistency
 from harness.spec import AlgorithmSpec, Chain, Draws
 from harness.targets.catalog import problems
@@ -208,7 +208,8 @@ def chain_gates(
 
     - ess: bulk/tail ESS and split R-hat (4 segments) from arviz-stats, with ESS per
       likelihood evaluation; needs bulk ESS >= 100 for the KS below to mean anything;
-    - ks-thinned: KS of the chain thinned to near independence (every ceil(n / ESS)-th state)
+    - ks-thinned: KS of the chain thinned to near independence (every lag-th state, the lag at
+      which the slowest of the decile indicators is correlated by <= 0.02; thinning.py)
       against the quadrature CDF. For an exact kernel it is a rejection test under Holm. For an
       approximate kernel (guarantee "approximate") the stationary law is biased on purpose; the
       gate reports the bias (KS distance, a lower bound on TV) and fails only when its lower
@@ -241,7 +242,9 @@ def chain_gates(
         detail=f"{ess.detail}; ESS per 1000 likelihood terms "
         f"{1000.0 * ess.statistic / max(chain.evals, 1):.3g}",
     )
-    thin = max(1, math.ceil(n / max(ess.statistic, 1.0)))
+    # The KS reads the empirical CDF: thin by its slowest indicator (harness/gates/thinning.py).
+    deciles = np.quantile(values, np.arange(1, 10) / 10) if np.all(np.isfinite(values)) else []
+    thin = thinning_lag(quantile_indicators(values, deciles)).lag if len(deciles) else 1
     tau = n / max(ess.statistic, 1.0)
     extras = chain.extras
     # An approximate kernel earns a bias allowance only by showing its per-step decisions;
@@ -308,9 +311,11 @@ def factor_graph_gates(
 ) -> list[GateResult]:
     """Gates for a Markov chain on a discrete factor graph (003).
 
-    - ess: bulk/tail ESS and split R-hat of the log-density trace (arviz-stats), which also
-      sets the thinning (every ceil(n / ESS)-th state: near independence, never a test on
-      autocorrelated draws);
+    - ess: bulk/tail ESS and split R-hat of the log-density trace (arviz-stats);
+    - thinning: the thinned tests see every lag-th state, the lag at which the slowest
+      observable they count (state indicators, or each variable's one-hot values, with their
+      slowest linear combination) is correlated by at most 0.02 (harness/gates/thinning.py);
+      thinning by n / ESS of one trace left them rejecting at twice their alpha;
     - chi-square-thinned: the thinned states against the enumerated joint (tiny graphs);
     - marginal-symmetry: on a Potts model (symmetric under relabelling, so every marginal is
       uniform), the thinned values of each variable against uniform, Bonferroni over variables;
@@ -342,15 +347,23 @@ def factor_graph_gates(
         )
     else:
         ess = _renamed(ess_rhat(segments, min_ess=100.0, max_rhat=1.05), "ess")
-    thin = max(1, math.ceil(n / max(ess.statistic, 1.0)))
+    enumerable = target.D**target.n_vars <= ENUMERABLE
+    every = chain_state_indices(X, target.D) if enumerable else None
+    # Thin by the slowest observable the thinned tests count (harness/gates/thinning.py): the
+    # state indicators for the chi-square, each variable's one-hot values for the symmetry test.
+    if enumerable:
+        observables = state_indicators(every, target.D**target.n_vars)
+    else:
+        onehot = X.T[:, None, :] == np.arange(target.D)[None, :, None]
+        observables = np.vstack([onehot.reshape(-1, n), energy[None, :]])
+    thin = thinning_lag(observables).lag
     kept = X[::thin]
     out = [ess]
     thinned: list[Callable[[float], GateResult]] = []
     whole: list[Callable[[float], GateResult]] = []
-    enumerable = target.D**target.n_vars <= ENUMERABLE
     kernel = spec.exact_kernel(target, params) if enumerable and spec.exact_kernel else None
     if enumerable:
-        idx = np.array([target.state_index(x) for x in kept])
+        idx = every[::thin]
         thinned.append(lambda a: _renamed(chisquare_gof(idx, target.pmf, a), "chi-square-thinned"))
         marginals = enumerated_marginals(target.pmf, target.n_vars, target.D)
         whole.append(lambda a: marginal_moments(X, marginals, a))
@@ -363,7 +376,6 @@ def factor_graph_gates(
     if kernel is not None:
         # Binds the declared kernel (checked by invariance below) to the code that ran.
         P, err = kernel
-        every = chain_state_indices(X, target.D)
         whole.append(lambda a: transition_consistency(every, P, a, err=err))
     share = alpha / max(len(thinned) + len(whole), 1)
     for check in thinned:

@@ -2,8 +2,10 @@
 
 The continuous counterpart of ``factor_graph_gates`` in :mod:`harness.verification`:
 
-- ess: bulk/tail ESS and split R-hat of the log-density trace U(x_t) on 4 segments; it also sets
-  the thinning (every ceil(n / ESS)-th state), so the tests below see near-independent states;
+- ess: bulk/tail ESS and split R-hat of the log-density trace U(x_t) on 4 segments;
+- thinning (harness/gates/thinning.py): the tests below see every lag-th state, the lag at which
+  the slowest observable they count (the box indicators on tiny graphs, else each coordinate and
+  U, with their slowest linear combination) is correlated by at most 0.02;
 - chi-square-thinned (n_vars <= 3): the thinned states binned into the boxes of
   ``target.bin_probabilities`` against those quadrature probabilities;
 - sign-symmetry (targets invariant under the reflection x -> a + b - x, checked from the
@@ -29,6 +31,7 @@ from scipy import sparse, stats
 from harness.gates.exactness import POWER, chisquare_gof, ks_1samp
 from harness.gates.mcmc import ess_rhat
 from harness.gates.result import GateResult
+from harness.gates.thinning import state_indicators, thinning_lag
 from harness.spec import AlgorithmSpec, Chain
 
 #: Boxes per axis for the chi-square gate (4^3 = 64 cells on a 3-variable graph).
@@ -137,7 +140,7 @@ def continuous_factor_graph_gates(
     else:
         segments = energy[: n - n % 4].reshape(4, -1)
         ess = ess_rhat(segments, min_ess=100.0, max_rhat=1.05)
-    thin = max(1, math.ceil(n / max(ess.statistic, 1.0)))
+    thin = _thinning(target, X, energy) if np.all(np.isfinite(energy)) else 1
     kept = X[::thin]
     checks: list[Callable[[float], GateResult]] = []
     if target.n_vars <= MAX_BINNED_VARS:
@@ -150,6 +153,26 @@ def continuous_factor_graph_gates(
         r = check(alpha / len(checks))
         out.append(GateResult(**{**r.__dict__, "detail": f"{r.detail}; every {thin}-th of {n}"}))
     return out
+
+
+def _box_indices(target: Any, X: np.ndarray) -> np.ndarray:
+    """The quadrature box of each state (N_BINS per variable); -1 off the domain."""
+    a, b = target.a, target.b
+    inside = np.all((X >= a) & (X <= b), axis=1)
+    # x == b belongs to the last box; the boxes' edges have probability zero under pi.
+    cells = np.clip(((X - a) / (b - a) * N_BINS).astype(np.int64), 0, N_BINS - 1)
+    idx = np.ravel_multi_index(tuple(cells.T), (N_BINS,) * X.shape[1])
+    return np.where(inside, idx, -1)
+
+
+def _thinning(target: Any, X: np.ndarray, energy: np.ndarray) -> int:
+    """The lag from the slowest observable (harness/gates/thinning.py): the box indicators the
+    binned chi-square counts on tiny graphs, else every coordinate and the log density."""
+    if target.n_vars <= MAX_BINNED_VARS:
+        observables = state_indicators(_box_indices(target, X), N_BINS**target.n_vars)
+    else:
+        observables = np.vstack([X.T, energy[None, :]])
+    return thinning_lag(observables).lag
 
 
 def _ess_failure(alpha: float, n: int, why: str) -> GateResult:
@@ -169,14 +192,8 @@ def _ess_failure(alpha: float, n: int, why: str) -> GateResult:
 
 def _binned_chisquare(target: Any, kept: np.ndarray, alpha: float) -> GateResult:
     probs = target.bin_probabilities(N_BINS)
-    a, b = target.a, target.b
-    inside = np.all((kept >= a) & (kept <= b), axis=1)
-    # x == b belongs to the last box; the boxes' edges have probability zero under pi.
-    cells = np.minimum(((kept - a) / (b - a) * N_BINS).astype(np.int64), N_BINS - 1)
-    cells = np.clip(cells, 0, N_BINS - 1)
-    idx = np.ravel_multi_index(tuple(cells.T), probs.shape)
-    idx = np.where(inside, idx, -1)  # chisquare_gof fails a draw outside the domain
-    r = chisquare_gof(idx, probs.ravel(), alpha)
+    # A state off the domain has index -1, which chisquare_gof fails.
+    r = chisquare_gof(_box_indices(target, kept), probs.ravel(), alpha)
     detail = f"{r.detail}; {N_BINS}^{target.n_vars} boxes by quadrature"
     return GateResult(**{**r.__dict__, "gate": "chi-square-thinned", "detail": detail})
 

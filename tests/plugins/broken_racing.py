@@ -77,6 +77,6 @@ harness.register(
         delta_param="delta",
         splittable=False,
         summary=mh_drift.__doc__,
-        checks=(Check({"exact_answer": True}),),
+        checks=(Check({"exact_answer": True}, ("studentt-posterior-N500",)),),
     )
 )
