@@ -78,7 +78,7 @@ def _ties_and_zeros(N: int, seed: int) -> Any:
     return DiscreteFactorTarget(rows[order], None, name=f"ties-zeros-D12-N{N}")
 
 
-def _long_race(D: int, N: int, sigma: float, seed: int) -> Any:
+def _long_race(D: int, N: int, sigma: float, seed: int, name: str = "") -> Any:
     """Many arms with small gaps: log p falls by only 1.5 over D states, so the Gumbel-perturbed
     leaders are close and races run through much of the data before they stop."""
     return synthetic_rewards(
@@ -88,7 +88,7 @@ def _long_race(D: int, N: int, sigma: float, seed: int) -> Any:
         sigma,
         np.random.default_rng(seed),
         pmf=default_pmf(D, spread=1.5),
-        name=f"race-long-D{D}-N{N}",
+        name=name or f"race-long-D{D}-N{N}",
     )
 
 
@@ -151,6 +151,13 @@ PROBLEMS: tuple[Problem, ...] = (
     Problem("race-normal-D10-N1000-s1e-4", "discrete", _synthetic(10, 1000, "normal", 1e-4, 6)),
     # Large noise, two arms: Racing-Normal's error nears delta, so a wrong B shows.
     Problem("race-normal-D2-N1000-s0.3", "discrete", _synthetic(2, 1000, "normal", 0.3, 7)),
+    # Ten close arms and large noise: Racing-Normal errs near delta (0.034 at delta = 0.05), so a
+    # race that loses its union bound over the D - 1 rivals shows.
+    Problem(
+        "race-normal-D10-N1000-s0.3",
+        "discrete",
+        lambda: _long_race(10, 1000, 0.3, 18, name="race-normal-D10-N1000-s0.3"),
+    ),
     # A population size per state (000 Sec. 5.3): only Racing-Normal takes it.
     Problem(
         "ragged-normal-D8-s1e-3",

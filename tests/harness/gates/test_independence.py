@@ -18,7 +18,7 @@ from harness.spec import sample
 from harness.targets.catalog import build_target
 from harness.verification import SAMPLE_SIZES
 
-PLUGIN = str(Path(__file__).resolve().parents[2] / "plugins" / "broken_subtle.py")
+PLUGIN = str(Path(__file__).resolve().parents[2] / "plugins" / "planted_subtle.py")
 N = SAMPLE_SIZES["quick"]
 ALPHA = 1e-4
 
@@ -56,7 +56,7 @@ def test_exact_samplers_pass(registry, discrete, trunc):
 
 
 @pytest.mark.parametrize(
-    "name", ["broken-gumbel-max-repeat", "broken-gumbel-max-shared-noise"], ids=str
+    "name", ["planted-gumbel-max-repeat", "planted-gumbel-max-shared-noise"], ids=str
 )
 def test_discrete_draws_sharing_randomness_fail_only_this_gate(planted, discrete, name):
     x = _draws(planted, name, discrete, "reference", 3)
@@ -67,7 +67,7 @@ def test_discrete_draws_sharing_randomness_fail_only_this_gate(planted, discrete
 
 
 def test_antithetic_continuous_draws_fail_only_this_gate(planted, trunc):
-    x = _draws(planted, "broken-trunc-gumbel-antithetic", trunc, "reference", 4)
+    x = _draws(planted, "planted-trunc-gumbel-antithetic", trunc, "reference", 4)
     assert ks_1samp(x, trunc.cdf, ALPHA).passed  # the marginal law is right
     res = pair_independence_continuous(x, trunc.cdf, ALPHA)
     assert not res.passed and res.p_value < 1e-10, res.detail

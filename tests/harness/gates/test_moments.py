@@ -17,7 +17,7 @@ from harness.spec import sample
 from harness.targets.catalog import build_target
 from harness.verification import SAMPLE_SIZES
 
-PLUGIN = str(Path(__file__).resolve().parents[2] / "plugins" / "broken_subtle.py")
+PLUGIN = str(Path(__file__).resolve().parents[2] / "plugins" / "planted_subtle.py")
 N = SAMPLE_SIZES["quick"]  # the default verification size (Case.n at level quick)
 ALPHA = 1e-4  # a run's family-wise alpha; a gate's share in a run is smaller still
 
@@ -51,7 +51,7 @@ def test_detectable_is_z_alpha_plus_z_power_times_mcse():
 
 def test_a_correct_mh_chain_passes_both_moments(planted, posterior):
     # Temperature 1 makes the planted sampler plain random-walk MH.
-    x = _chain(planted, "broken-mh-tempered-1.02", posterior, N, 3, temperature=1.0)
+    x = _chain(planted, "planted-mh-tempered-1.02", posterior, N, 3, temperature=1.0)
     mean, var = _moments(x, posterior)
     assert mean.passed and var.passed
     # What a pass at n = 20000 rules out: about 0.07 sd in the mean, 10% in the variance.
@@ -60,13 +60,13 @@ def test_a_correct_mh_chain_passes_both_moments(planted, posterior):
 
 def test_an_exponent_typo_fails_the_variance_gate(planted, posterior):
     # -nu/2 for -(nu + 1)/2: pi^(1/1.25) near the mode, +25% variance; the mean is untouched.
-    mean, var = _moments(_chain(planted, "broken-mh-nu-typo", posterior, N, 4), posterior)
+    mean, var = _moments(_chain(planted, "planted-mh-nu-typo", posterior, N, 4), posterior)
     assert mean.passed
     assert not var.passed and var.p_value < 1e-8 and var.statistic > 0.15
 
 
 def test_an_uncorrected_proposal_drift_fails_the_mean_gate(planted, posterior):
-    mean, _ = _moments(_chain(planted, "broken-mh-small-drift", posterior, N, 5), posterior)
+    mean, _ = _moments(_chain(planted, "planted-mh-small-drift", posterior, N, 5), posterior)
     assert not mean.passed and mean.p_value < 1e-6
     assert 0.05 < mean.statistic < 0.15  # about 0.1 posterior sd
 
@@ -77,10 +77,10 @@ def test_tempering_by_1_02_needs_about_24_times_the_default_size(planted, poster
     information of pi^(1/T) (1/2 per draw on a Gaussian), power 0.8 at alpha 1e-4 needs
     ESS >= 2 (z + z_power)^2 / 0.02^2 ~ 112,000, i.e. n ~ 24 x 20000 for this MH. At 48x
     (48 lockstep chains laid end to end; power ~0.99) the variance gate rejects it."""
-    small = _chain(planted, "broken-mh-tempered-1.02", posterior, N, 6)
+    small = _chain(planted, "planted-mh-tempered-1.02", posterior, N, 6)
     _, var = _moments(small, posterior)
     assert var.detectable > 0.04  # its own statement: 0.02 is below its resolution
-    big = _chain(planted, "broken-mh-tempered-1.02", posterior, 48 * N, 7, chains=48)
+    big = _chain(planted, "planted-mh-tempered-1.02", posterior, 48 * N, 7, chains=48)
     mean, var = _moments(big, posterior)
     assert var.detectable < 0.02
     assert not var.passed and var.statistic > 0.01
@@ -123,7 +123,7 @@ def test_marginals_of_gibbs_pass(registry, fg):
 
 def test_marginals_of_a_gibbs_missing_one_factor_fail(planted, fg):
     target, marg = fg
-    X = _chain(planted, "broken-gibbs-drop-last-factor", target, N, 3)
+    X = _chain(planted, "planted-gibbs-drop-last-factor", target, N, 3)
     res = marginal_moments(X, marg, ALPHA)
     assert not res.passed  # p from 1e-7 to 4e-5 over seeds 3-7
     assert 0.02 < res.statistic < 0.08  # a few percent in one marginal

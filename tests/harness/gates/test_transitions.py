@@ -15,7 +15,7 @@ from harness.spec import sample
 from harness.targets.catalog import build_target
 from harness.verification import SAMPLE_SIZES
 
-PLUGIN = str(Path(__file__).resolve().parents[2] / "plugins" / "broken_subtle.py")
+PLUGIN = str(Path(__file__).resolve().parents[2] / "plugins" / "planted_subtle.py")
 N = SAMPLE_SIZES["quick"]
 ALPHA = 1e-4
 
@@ -60,14 +60,14 @@ def test_a_thinned_chain_is_compared_with_p_to_the_thin(registry):
     [
         # Rows off by up to 5% (exp(1.5 U)); over seeds 0-4 p ~ 7e-9..2e-18 (n3-D3),
         # 3e-9..1e-13 (n4-D2).
-        ("broken-gibbs-tempered-1.5", "fg-random-n3-D3", 1e-6),
-        ("broken-gibbs-tempered-1.5", "fg-random-n4-D2", 1e-6),
+        ("planted-gibbs-tempered-1.5", "fg-random-n3-D3", 1e-6),
+        ("planted-gibbs-tempered-1.5", "fg-random-n4-D2", 1e-6),
         # Stale neighbour values: p ~ 2e-7..7e-14 on this graph (on n4-D2 1..6e-8: a miss).
-        ("broken-gibbs-stale-cache", "fg-random-n3-D3", 1e-5),
+        ("planted-gibbs-stale-cache", "fg-random-n3-D3", 1e-5),
         # One factor of A[i] left out: p ~ 4e-19..5e-26.
-        ("broken-gibbs-drop-last-factor", "fg-random-n4-D2", 1e-10),
+        ("planted-gibbs-drop-last-factor", "fg-random-n4-D2", 1e-10),
         # pi-invariant, but not the declared kernel: only this gate can tell.
-        ("broken-gibbs-metropolized", "fg-random-n3-D3", 1e-10),
+        ("planted-gibbs-metropolized", "fg-random-n3-D3", 1e-10),
     ],
 )
 def test_code_that_differs_from_its_declared_kernel_fails(planted, name, problem, worst_p):
