@@ -200,8 +200,21 @@ def _parser() -> argparse.ArgumentParser:
     cal = sub.add_parser(
         "calibrate",
         help="measure the false-failure rate of the gates on a correct sampler",
-        description="Run one algorithm on one problem over many seeds and compare how often "
-        "each gate rejects at --alpha with alpha itself (and p-values with the uniform law).",
+        description="Run one algorithm on one problem over many seeds, with the parameters\n"
+        "`harness verify` gives it there (exact_answer=True for an approximate sampler), and\n"
+        "compare how often each gate fails at --alpha with alpha itself. Exit 1 when a gate is "
+        "off.",
+        epilog="how a gate is judged (the 'kind' column):\n"
+        "  test      one test with an exact null: its rate's 99.9% interval contains alpha and\n"
+        "            its p-values are uniform (KS p >= 0.001)\n"
+        "  combined  tests merged by Bonferroni or Holm: rate not above alpha, p-values not\n"
+        "            stochastically smaller than uniform (one-sided KS)\n"
+        "  bound     a gate that must prove something (error <= delta, ESS >= 100): its rate\n"
+        "            of failed proofs not above alpha\n\n"
+        "examples:\n  harness calibrate --algorithm gibbs --seeds 500\n"
+        "  harness calibrate --algorithm racing-normal --problem race-normal-D2-N1000-s0.3\n"
+        "  harness reproduce gate-quality --level full   # every algorithm, and the planted bugs\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     cal.add_argument("--algorithm", required=True)
     cal.add_argument("--problem", default=None, help="problem name (default: the first fitting)")
