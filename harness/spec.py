@@ -166,6 +166,9 @@ class AlgorithmSpec:
     enumerated states and a bound on its numerical error, for the invariance gate on tiny
     models; ``gap_bound(target, params)`` returns a theorem's lower bound on its spectral gap and
     the theorem's name (or None where the theorem's conditions do not hold).
+    ``conditional_steps``: every recorded step of the chain redraws exactly one coordinate from
+    its exact full conditional (a Gibbs step, at the parameters of every check); the harness
+    then tests the conditional PIT of each update, which is i.i.d. uniform whatever the mixing.
     """
 
     name: str
@@ -185,6 +188,7 @@ class AlgorithmSpec:
     target_check: Callable[[Any, Mapping[str, Any]], None] | None = None
     exact_kernel: Callable[[Any, Mapping[str, Any]], tuple[np.ndarray, float]] | None = None
     gap_bound: Callable[[Any, Mapping[str, Any]], tuple[float, str] | None] | None = None
+    conditional_steps: bool = False
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):

@@ -70,6 +70,8 @@ CONTINUOUS_FAMILY: list[AlgorithmSpec] = [
         summary=summary,
         splittable=False,
         kernels=fast.KERNELS,
+        # Rejection against the exact envelope draws the conditional exactly, one site a step.
+        conditional_steps=name == "gibbs-rejection",
     )
     for name, fn, params, where, summary in _ROWS
 ]
