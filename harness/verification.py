@@ -356,7 +356,8 @@ def factor_graph_gates(
     else:
         onehot = X.T[:, None, :] == np.arange(target.D)[None, :, None]
         observables = np.vstack([onehot.reshape(-1, n), energy[None, :]])
-    thin = thinning_lag(observables).lag
+    thinning = thinning_lag(observables)
+    thin, tau = thinning.lag, thinning.tau_max
     kept = X[::thin]
     out = [ess]
     thinned: list[Callable[[float], GateResult]] = []
@@ -366,10 +367,10 @@ def factor_graph_gates(
         idx = every[::thin]
         thinned.append(lambda a: _renamed(chisquare_gof(idx, target.pmf, a), "chi-square-thinned"))
         marginals = enumerated_marginals(target.pmf, target.n_vars, target.D)
-        whole.append(lambda a: marginal_moments(X, marginals, a))
+        whole.append(lambda a: marginal_moments(X, marginals, a, tau))
     elif target.meta.get("symmetric"):
         whole.append(
-            lambda a: marginal_moments(X, np.full((target.n_vars, target.D), 1 / target.D), a)
+            lambda a: marginal_moments(X, np.full((target.n_vars, target.D), 1 / target.D), a, tau)
         )
     if target.meta.get("symmetric"):
         thinned.append(lambda a: _uniform_marginals(kept, target.D, a))

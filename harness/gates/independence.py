@@ -60,15 +60,17 @@ def pair_table_test(codes: np.ndarray, K: int, alpha: float, lag: int = 1) -> Ga
     df = (r - 1) * (k - 1)
     measure = "Cohen's w of the pair law against the product of its margins"
     if df < 1:
+        # No test was made: no p-value, so Holm and the calibration do not count it as one.
         return GateResult(
             gate="pair-independence",
             statistic=0.0,
-            p_value=1.0,
+            p_value=None,
             alpha=alpha,
             passed=True,
             n=int(c.size),
             detectable=math.nan,
             detectable_measure=measure,
+            multiple_testing=False,
             detail="one bin observed: nothing to test",
         )
     expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / m

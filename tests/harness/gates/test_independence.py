@@ -100,3 +100,11 @@ def test_few_draws_use_fewer_bins_and_bad_input_is_handled(trunc):
         pair_table_test(np.array([0, 1, 5]), 2, ALPHA)
     # A sampler that only ever returns one value: nothing to test, not a crash.
     assert pair_independence_discrete(np.zeros(100, int), np.array([0.5, 0.5]), ALPHA).passed
+
+
+def test_one_bin_is_no_test_at_all():
+    # pmf (0.989, 0.011): the rare value cannot fill a cell of the pair table, so it is pooled
+    # and one bin is left; the gate passes without a p-value (nothing for Holm or calibration).
+    x = (np.random.default_rng(0).random(20000) < 0.011).astype(np.int64)
+    res = pair_independence_discrete(x, np.array([0.989, 0.011]), 1e-4)
+    assert res.passed and res.p_value is None and not res.multiple_testing
