@@ -241,6 +241,7 @@ def chain_gates(
         multiple_testing=False,
         detail=f"{ess.detail}; ESS per 1000 likelihood terms "
         f"{1000.0 * ess.statistic / max(chain.evals, 1):.3g}",
+        escalate_when_failed=ess.escalate_when_failed,
     )
     # The KS reads the empirical CDF: thin by its slowest indicator (harness/gates/thinning.py).
     deciles = np.quantile(values, np.arange(1, 10) / 10) if np.all(np.isfinite(values)) else []
