@@ -47,6 +47,21 @@ def _chisquare_detectable(n: int, bins: int, alpha: float) -> float:
     )
 
 
+def _impossible(n: int, size: int, alpha: float, detail: str) -> GateResult:
+    """The chi-square gate's verdict on a draw the law cannot produce: failed, p = 0."""
+    return GateResult(
+        gate="chi-square",
+        statistic=math.inf,
+        p_value=0.0,
+        alpha=alpha,
+        passed=False,
+        n=n,
+        detectable=_chisquare_detectable(n, size, alpha),
+        detectable_measure="Cohen's w",
+        detail=detail,
+    )
+
+
 def chisquare_gof(values: np.ndarray, pmf: np.ndarray, alpha: float) -> GateResult:
     """Pearson chi-square of the counts of ``values`` (0..D-1) against ``pmf``, with pooling.
 
@@ -60,16 +75,8 @@ def chisquare_gof(values: np.ndarray, pmf: np.ndarray, alpha: float) -> GateResu
     outside = (values < 0) | (values >= pmf.size)
     if outside.any():
         bad = values[outside][0]
-        return GateResult(
-            gate="chi-square",
-            statistic=math.inf,
-            p_value=0.0,
-            alpha=alpha,
-            passed=False,
-            n=n,
-            detectable=_chisquare_detectable(n, pmf.size, alpha),
-            detectable_measure="Cohen's w",
-            detail=f"draw {bad!r} lies outside the domain 0..{pmf.size - 1}",
+        return _impossible(
+            n, pmf.size, alpha, f"draw {bad!r} lies outside the domain 0..{pmf.size - 1}"
         )
     counts = np.bincount(values.astype(np.int64), minlength=pmf.size).astype(np.float64)
     # Pooling would hide a draw of a probability-0 state among its neighbours; any such draw
@@ -77,16 +84,11 @@ def chisquare_gof(values: np.ndarray, pmf: np.ndarray, alpha: float) -> GateResu
     impossible = (pmf == 0.0) & (counts > 0)
     if impossible.any():
         state = int(np.flatnonzero(impossible)[0])
-        return GateResult(
-            gate="chi-square",
-            statistic=math.inf,
-            p_value=0.0,
-            alpha=alpha,
-            passed=False,
-            n=n,
-            detectable=_chisquare_detectable(n, pmf.size, alpha),
-            detectable_measure="Cohen's w",
-            detail=f"{int(counts[impossible].sum())} draws of probability-0 states (first: "
+        return _impossible(
+            n,
+            pmf.size,
+            alpha,
+            f"{int(counts[impossible].sum())} draws of probability-0 states (first: "
             f"state {state}, drawn {int(counts[state])} times)",
         )
     labels = pool_cells(n * pmf)
