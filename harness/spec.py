@@ -131,11 +131,13 @@ class Agreement:
 @dataclass(frozen=True)
 class Check:
     """One parameter set a verification run exercises, optionally only on named problems or
-    target kinds."""
+    target kinds; ``skip`` names problems it never runs on (where it would cost far more than
+    the problem is there to show)."""
 
     params: Mapping[str, Any] = field(default_factory=dict)
     problems: tuple[str, ...] | None = None
     kinds: tuple[str, ...] | None = None
+    skip: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
@@ -143,10 +145,13 @@ class Check:
             object.__setattr__(self, "problems", tuple(self.problems))
         if self.kinds is not None:
             object.__setattr__(self, "kinds", tuple(self.kinds))
+        object.__setattr__(self, "skip", tuple(self.skip))
 
     def applies_to(self, problem: str, kind: str) -> bool:
-        return (self.problems is None or problem in self.problems) and (
-            self.kinds is None or kind in self.kinds
+        return (
+            (self.problems is None or problem in self.problems)
+            and (self.kinds is None or kind in self.kinds)
+            and problem not in self.skip
         )
 
 

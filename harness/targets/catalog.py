@@ -25,6 +25,8 @@ from harness.targets.location_model import model_target, studentt_location_model
 from harness.targets.posterior import studentt_posterior
 
 LEVELS = ("quick", "full")
+#: The discrete problem whose log weights are sums of many terms (see PROBLEMS).
+LONG_SUM = "cv-studentt-D10-N40000"
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,15 @@ PROBLEMS: tuple[Problem, ...] = (
     # early, so a race's bookkeeping over many rounds is exercised.
     Problem("race-long-D30-N500", "discrete", lambda: _long_race(30, 500, 0.01, 15)),
     Problem("cv-studentt-D10-N4000", "discrete", _control_variates(4000, 10, 30.0, 9)),
+    # A long sum: log p~(i) adds 40000 terms to about -21000, where a float32 running sum
+    # drifts by about 0.1 (w = 0.18 on this target) and a double one by 1e-11. Exact samplers
+    # recompute the sum for every draw, so fewer draws: 5000 still resolve w = 0.09.
+    Problem(
+        LONG_SUM,
+        "discrete",
+        _control_variates(40_000, 10, 30.0, 9),
+        draws={"quick": 5_000, "full": 20_000},
+    ),
     Problem(
         "studentt-posterior-N500",
         "posterior-1d",

@@ -4,7 +4,7 @@ import numpy as np
 
 from harness.registry import build_registry
 from harness.spec import sample
-from harness.targets.catalog import build_target, problems
+from harness.targets.catalog import LONG_SUM, build_target, problems
 from harness.verification import plan_cases
 from implementations.racing import RACE_PROBLEMS
 
@@ -69,3 +69,22 @@ def test_a_chi_square_fails_any_draw_of_a_probability_zero_state():
     values[17] = zero
     bad = chisquare_gof(values, target.pmf, 1e-6)
     assert not bad.passed and "probability-0" in bad.detail
+
+
+def test_a_discrete_problem_has_log_weights_a_float32_sum_cannot_hold():
+    # float32 keeps about 7 digits: a running sum of 4e4 terms near -2e4 drifts by far more than
+    # the spread of log p~ a chi-square test resolves.
+    target = build_target(LONG_SUM)
+    lf = target.log_factors
+    exact = lf.sum(axis=1)
+    f32 = np.cumsum(lf.astype(np.float32), axis=1, dtype=np.float32)[:, -1].astype(float)
+    drift = (f32 - exact) - np.mean(f32 - exact)
+    assert LONG_SUM in {p.name for p in problems("discrete", "quick")}
+    assert np.std(drift) > 0.1
+
+
+def test_races_skip_the_long_sum_problem_and_exact_samplers_run_it():
+    registry = build_registry()
+    on_long = {c.algorithm for c in plan_cases(list(registry), "quick") if c.problem == LONG_SUM}
+    assert "gumbel-max" in on_long
+    assert not on_long & {"racing-normal", "racing-ebs"}

@@ -204,7 +204,7 @@ def report(
             ("level", config.level),
             ("seed", str(config.seed)),
             ("seeds per algorithm", str(config.seeds)),
-            ("draws or steps per seed", str(config.n)),
+            ("draws or steps per seed", f"{config.n} (fewer where verify's case is smaller)"),
             ("alpha", f"{alpha:g}"),
             ("planted-bug files", ", ".join(config.planted) or "none found"),
         ],

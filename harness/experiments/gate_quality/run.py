@@ -20,10 +20,11 @@ from harness.verification import plan_cases
 PLANTED_PREFIX = "planted:"
 
 
-def ffr_cases(algorithm: str) -> list[tuple[str, dict[str, Any]]]:
-    """(problem, params) of every case ``harness verify --level quick`` runs for ``algorithm``."""
+def ffr_cases(algorithm: str) -> list[tuple[str, dict[str, Any], int]]:
+    """(problem, params, draws) of every case ``harness verify --level quick`` runs for
+    ``algorithm``."""
     spec = build_registry().get(algorithm)
-    return [(c.problem, dict(c.params)) for c in plan_cases([spec], "quick")]
+    return [(c.problem, dict(c.params), c.n) for c in plan_cases([spec], "quick")]
 
 
 def correct_algorithms() -> list[tuple[str, str]]:
@@ -41,13 +42,14 @@ def false_failures(
     rng: np.random.Generator,
 ) -> list[dict[str, Any]]:
     """Seeds ``first .. first + count - 1`` of ``algorithm``: seed s runs the case
-    s mod (number of cases), on its own child stream of ``rng``."""
+    s mod (number of cases), on its own child stream of ``rng``, with ``n`` draws or verify's
+    own size for the case where that is smaller (a problem that sets fewer draws)."""
     spec = build_registry().get(algorithm)
     cases = ffr_cases(algorithm)
     rows = []
     for seed, child in zip(range(first, first + count), rng.spawn(count), strict=True):
-        problem, params = cases[seed % len(cases)]
-        for row in gate_rows(spec, impl, problem, params, n, alpha, child):
+        problem, params, case_n = cases[seed % len(cases)]
+        for row in gate_rows(spec, impl, problem, params, min(n, case_n), alpha, child):
             rows.append({**row, "seed": seed, "problem": problem, "params": json.dumps(params)})
     return [
         {

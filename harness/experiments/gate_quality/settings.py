@@ -67,7 +67,8 @@ class GateQualityConfig:
         return [
             f"False failures: the gates of every case `harness verify --level quick` runs for "
             f"each registered algorithm ({IMPL} implementation), {self.seeds} seeds per "
-            f"algorithm spread round-robin over its cases, {self.n} draws or steps per seed, "
+            f"algorithm spread round-robin over its cases, {self.n} draws or steps per seed "
+            "(fewer where verify's own case is smaller), "
             f"rejection at alpha = {self.alpha:g} on each gate's raw p-value.",
             "A gate is calibrated when the 99.9% Clopper-Pearson interval of its rejection rate "
             "contains alpha and the KS test of uniformity of its p-values gives p >= 0.001. "
