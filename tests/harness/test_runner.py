@@ -6,13 +6,20 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from harness.runner import RunConfig, verify
 from harness.store import RECORDS, load_records
 
-CONFIG = RunConfig(algorithms=("truncated-gumbel", "gumbel-max"), impls=("reference", "numba"))
+#: Built-in samplers on a few cheap problems each (see the plugin's docstring).
+SMALL = str(Path(__file__).resolve().parent / "data" / "small_runs.py")
+CONFIG = RunConfig(
+    algorithms=("small-truncated-gumbel", "small-gumbel-max"),
+    impls=("reference", "numba"),
+    plugins=(SMALL,),
+)
 
 
 def verdict_set(summary):
@@ -59,12 +66,14 @@ def test_resume_after_sigkill(tmp_path):
         "-m",
         "harness.cli",
         "verify",
+        "--plugin",
+        SMALL,
         "--algorithm",
-        "gumbel-max",
+        "small-gumbel-max",
         "--algorithm",
-        "cdf-inversion",
+        "small-cdf-inversion",
         "--algorithm",
-        "top-down",
+        "small-top-down",
         "--out",
         str(out),
         "--workers",
@@ -94,7 +103,9 @@ def test_a_directory_of_another_run_is_left_alone(tmp_path):
     out = tmp_path / "run"
     verify(CONFIG, out, workers=1, progress=False)
     before = (out / RECORDS).read_text()
-    other = RunConfig(algorithms=CONFIG.algorithms, impls=CONFIG.impls, seed=5)
+    other = RunConfig(
+        algorithms=CONFIG.algorithms, impls=CONFIG.impls, plugins=CONFIG.plugins, seed=5
+    )
     with pytest.raises(ValueError, match="other settings"):
         verify(other, out, workers=1, progress=False)
     assert (out / RECORDS).read_text() == before
