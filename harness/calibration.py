@@ -93,6 +93,10 @@ def gate_rate(
     not pass (at the share of alpha it was given)."""
     if not rows:
         raise ValueError(f"gate {gate!r} has no results to judge")
+    if any(r.get("p_value") is not None for r in rows):
+        # Seeds on which a test gate made no test (pair-independence seeing a single bin: no
+        # p-value, passed) are no trials of it; counted, they would turn it into a bound gate.
+        rows = [r for r in rows if r.get("p_value") is not None or not r["passed"]]
     has_p = all(r.get("p_value") is not None for r in rows)
     kind = gate_kind(gate, all(bool(r.get("multiple_testing")) for r in rows), has_p)
     if kind == "bound":

@@ -70,3 +70,17 @@ def test_gate_rate_judges_each_kind_by_its_own_null():
     ]
     assert gate_rate("error-rate", bound, 0.05).kind == "bound"
     assert not gate_rate("error-rate", bound, 0.05).calibrated
+
+
+def test_seeds_where_a_test_gate_made_no_test_are_no_trials():
+    rng = np.random.default_rng(1)
+    tested = [
+        {"p_value": p, "passed": p >= 0.01, "multiple_testing": True} for p in rng.random(900)
+    ]
+    untested = [{"p_value": None, "passed": True, "multiple_testing": False}] * 100
+    rate = gate_rate("pair-independence", tested + untested, 0.05)
+    assert rate.kind == "test" and rate.trials == 900
+    assert rate.failed == sum(r["p_value"] < 0.05 for r in tested)
+    # A failure without a p-value is still a failure, judged as a bound.
+    failed = [{"p_value": None, "passed": False, "multiple_testing": False}]
+    assert gate_rate("pair-independence", tested + failed, 0.05).failed >= 1
