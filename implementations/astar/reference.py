@@ -1,0 +1,102 @@
+"""A* sampling and its rejection baseline, written to be read against 001_78ff986a3d316097.txt.
+
+Randomness, in this order, so a compiled version can consume the same draws: a node's Gumbel
+takes one ``standard_exponential()``, then its location one ``random()`` a coordinate; a
+rejection proposal takes ``random()`` a coordinate, then ``random()`` for the accept test.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+
+from harness.spec import Draws
+from implementations.gumbel.reference import trunc_gumbel_from_exponential
+
+
+def _split(lo: np.ndarray, hi: np.ndarray, x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Split [lo, hi] at x along its longest side, infinite sides first, the lowest index on a
+    tie (001, Sec. 6: the rule of every experiment)."""
+    j = int(np.argmax(hi - lo))
+    left_hi, right_lo = hi.copy(), lo.copy()
+    left_hi[j] = right_lo[j] = x[j]
+    return [(lo, left_hi), (right_lo, hi)]
+
+
+def _node(target, lo, hi, upper: float, rng: np.random.Generator) -> tuple[float, np.ndarray]:
+    """G ~ TruncGumbel(log nu(B), upper) (Gumbel(log nu(B)) when upper = inf) and X ~ nu(. | B)
+    (001, Alg. 1 and 2)."""
+    log_nu = target.log_mass(lo, hi)
+    e = rng.standard_exponential()
+    if upper == math.inf:
+        g = log_nu - math.log(e)
+    else:
+        g = trunc_gumbel_from_exponential(log_nu, upper, e)
+    return g, target.sample_in(lo, hi, rng.random(target.d))
+
+
+def astar_one(target, rng: np.random.Generator) -> tuple[np.ndarray, float, int, int]:
+    """One exact draw by A* sampling (001, Alg. 2): the sample X*, its Gumbel value LB
+    (a Gumbel(log Z) draw), and the likelihood and bound evaluations spent."""
+    lik = bnd = 0
+    lower, best = -math.inf, None
+    lo, hi = target.lo.copy(), target.hi.copy()
+    g, x = _node(target, lo, hi, math.inf, rng)
+    m = target.M(lo, hi)
+    bnd += 1
+    queue = [(-(g + m), 0, g, m, x, lo, hi)]
+    count = 1
+    while queue and lower < -queue[0][0]:
+        _, _, g, m, x, lo, hi = heapq.heappop(queue)
+        lb = g + target.o(x)
+        lik += 1
+        if lower < lb:
+            lower, best = lb, x
+        for c_lo, c_hi in _split(lo, hi, x):
+            if target.log_mass(c_lo, c_hi) == -math.inf:
+                continue  # C is empty
+            g_c, x_c = _node(target, c_lo, c_hi, g, rng)
+            if lower < g_c + m:  # the parent's bound may already prune C
+                m_c = target.M(c_lo, c_hi)
+                bnd += 1
+                if lower < g_c + m_c:
+                    heapq.heappush(queue, (-(g_c + m_c), count, g_c, m_c, x_c, c_lo, c_hi))
+                    count += 1
+    return best, lower, lik, bnd
+
+
+def astar(target, n: int, rng: np.random.Generator) -> Draws:
+    """n independent draws by A* sampling (001, Alg. 2), one search each."""
+    values = np.empty((n, target.d))
+    gumbels, liks, bnds = np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64)
+    for k in range(n):
+        values[k], gumbels[k], liks[k], bnds[k] = astar_one(target, rng)
+    return Draws(
+        values[:, 0] if target.d == 1 else values,
+        int(liks.sum()),
+        {"gumbel_max": gumbels, "draw_evals": liks, "bound_evals": bnds},
+    )
+
+
+def rejection(target, n: int, rng: np.random.Generator) -> Draws:
+    """Rejection sampling from the proposal with the global bound M = M(box) (001, Sec. 5):
+    accept X with probability exp(o(X) - M)."""
+    m = target.M(target.lo, target.hi)
+    values = np.empty((n, target.d))
+    liks = np.zeros(n, np.int64)
+    for k in range(n):
+        while True:
+            x = target.sample_in(target.lo, target.hi, rng.random(target.d))
+            liks[k] += 1
+            if math.log(1.0 - rng.random()) < target.o(x) - m:
+                values[k] = x
+                break
+    bnds = np.zeros(n, np.int64)
+    bnds[0] = 1  # the one global bound, computed before the first draw
+    return Draws(
+        values[:, 0] if target.d == 1 else values,
+        int(liks.sum()),
+        {"draw_evals": liks, "bound_evals": bnds},
+    )
