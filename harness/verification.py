@@ -4,9 +4,11 @@ The gates that apply follow from the spec's guarantee, the target kind and the o
 returns, so a plugin gets the same verdicts as a built-in algorithm:
 - exact samplers on discrete targets: chi-square of the draws against the exact pmf;
 - exact samplers on 1-D continuous targets: KS against the exact CDF;
+- exact samplers on 1-D box densities (A*): KS against the quadrature CDF;
 - exact samplers of independent draws: pair independence of consecutive draws (draws that
   share randomness pass every marginal test);
-- an ``extras["gumbel_max"]`` output: KS against Gumbel(log Z) (001, Eq. 1);
+- an ``extras["gumbel_max"]`` output: KS against Gumbel(log Z) (001, Eq. 1; on a box density,
+  A*'s maxima, 001 Sec. 4);
 - ``extras["process_values"/"process_locations"]``: per-state KS against Gumbel(log p~(i))
   (001, Alg. 1 yields independent Gumbels), Bonferroni over states;
 - two implementations: agreement under the same seed.
@@ -100,6 +102,8 @@ EXACTNESS_TESTS: Mapping[str, Callable[[Any, np.ndarray, float], GateResult]] = 
     {
         "discrete": lambda target, values, a: chisquare_gof(values, target.pmf, a),
         "continuous-1d": lambda target, values, a: ks_1samp(values, target.cdf, a),
+        # d = 1 against the quadrature CDF (its error is stated with the truth, below 1e-5).
+        "box-density": lambda target, values, a: ks_1samp(values, target.cdf, a),
     }
 )
 
@@ -108,6 +112,9 @@ INDEPENDENCE_TESTS: Mapping[str, Callable[[Any, np.ndarray, float], GateResult]]
     {
         "discrete": lambda target, values, a: pair_independence_discrete(values, target.pmf, a),
         "continuous-1d": lambda target, values, a: pair_independence_continuous(
+            values, target.cdf, a
+        ),
+        "box-density": lambda target, values, a: pair_independence_continuous(
             values, target.cdf, a
         ),
     }
@@ -134,7 +141,7 @@ def exactness_gates(
     if pairs is not None and np.asarray(draws.values).size >= 2:
         checks.append(lambda a: pairs(target, draws.values, a))
     extras = draws.extras
-    if "gumbel_max" in extras and kind == "discrete":
+    if "gumbel_max" in extras and kind in ("discrete", "box-density"):
         logz = target.log_normaliser
         checks.append(
             lambda a: ks_1samp(
@@ -439,6 +446,7 @@ GATE_SETS: Mapping[str, Mapping[str, GateSet]] = MappingProxyType(
             "discrete": {"exact": _exact_gate_set, "approximate": approximate_gates},
             "discrete-ragged": {"approximate": approximate_gates},
             "continuous-1d": {"exact": _exact_gate_set},
+            "box-density": {"exact": _exact_gate_set},
             "posterior-1d": {"chain": chain_gates},
             "factor-graph": {"chain": factor_graph_gates},
             "factor-graph-continuous": {"chain": continuous_factor_graph_gates},

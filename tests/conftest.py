@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from harness.registry import build_registry
+from harness.targets.box_density import peaky_exponential
 from harness.targets.continuous import TruncatedGumbelTarget
 from harness.targets.continuous_factor_graph import tiny_continuous_graph
 from harness.targets.discrete import synthetic_rewards
@@ -46,6 +47,11 @@ def small_continuous_graph():
     return tiny_continuous_graph()
 
 
+@pytest.fixture(scope="session")
+def small_box():
+    return peaky_exponential(5.0)
+
+
 def target_for(
     kind,
     small_discrete,
@@ -53,8 +59,11 @@ def target_for(
     small_posterior=None,
     small_factor_graph=None,
     small_continuous_graph=None,
+    small_box=None,
 ):
     targets = {"discrete": small_discrete, "continuous-1d": small_trunc}
+    if small_box is not None:
+        targets["box-density"] = small_box
     if small_continuous_graph is not None:
         targets["factor-graph-continuous"] = small_continuous_graph
     if small_posterior is not None:

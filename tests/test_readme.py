@@ -33,3 +33,19 @@ def test_quick_start_is_make_run_and_make_test():
     quick = text.split("## Quick start", 1)[1].split("##", 1)[0]
     assert "make run" in quick and "make test" in quick
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_astar_example_draws_exactly(capsys):
+    import numpy as np
+    from scipy import stats
+
+    text = (ROOT / "README.md").read_text()
+    block = text.split("<!-- astar-example -->", 1)[1].split("<!-- /astar-example -->", 1)[0]
+    namespace: dict = {}
+    exec(block.split("```python", 1)[1].split("```", 1)[0], namespace)
+    assert len(capsys.readouterr().out.split()) == 3
+    target, draws = namespace["target"], namespace["draws"]
+    assert stats.kstest(draws.values, target.cdf).pvalue > 1e-3
+    gumbel = stats.gumbel_r(loc=target.truth.log_z).cdf
+    assert stats.kstest(draws.extras["gumbel_max"], gumbel).pvalue > 1e-3
+    assert np.all(draws.extras["bound_evals"] >= 1)

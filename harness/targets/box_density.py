@@ -8,7 +8,7 @@
   one likelihood evaluation in 001's count), and ``bound(lo, hi, data) >= max o`` over the box
   [lo, hi] (one bound evaluation).
 - ``log_lik`` and ``bound`` are plain functions of NumPy arrays and floats, so a Numba kernel
-  can compile the same source.
+  can compile the same source; a helper they call must itself be ``numba.njit``-compiled.
 
 Ground truth for d = 1 (:func:`quadrature_truth`): log Z and the CDF on a dense grid.
 """
@@ -18,9 +18,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar
 
 import numpy as np
+from numba import njit
 from scipy import integrate, special
 
 NORMAL, UNIFORM, EXPONENTIAL = 0, 1, 2
@@ -134,6 +136,19 @@ class BoxDensityTarget:
             log_density_1d(int(c), a, b, o, x[j])
             for j, ((c, a, b), o) in enumerate(zip(self.proposal, self.lo, strict=True))
         )
+
+    @cached_property
+    def truth(self) -> QuadratureTruth:
+        """The quadrature ground truth (d = 1), computed on first use."""
+        return quadrature_truth(self)
+
+    def cdf(self, x: np.ndarray) -> np.ndarray:
+        return self.truth.cdf(x)
+
+    @property
+    def log_normaliser(self) -> float:
+        """log Z, the location of the Gumbel maxima A* returns (001, Sec. 4)."""
+        return self.truth.log_z
 
 
 def _check_finite(name: str, values: np.ndarray) -> None:
@@ -297,4 +312,70 @@ def peaky_exponential(a: float) -> BoxDensityTarget:
         _peaky_bound,
         np.array([[a]]),
         name=f"peaky-exponential-a{a:g}",
+    )
+
+
+#: 001 Sec. 6.1 (clutter, after Minka 2001): inlier weight and clutter standard deviation.
+CLUTTER_W, CLUTTER_SD, CLUTTER_PRIOR_SD = 0.5, 100.0, 2.0
+
+
+@njit(cache=True)
+def _clutter_point(x: np.ndarray, theta: np.ndarray) -> float:
+    """log(w N(x; theta, I) + (1 - w) N(x; 0, 100^2 I)) for one point x (compiled: a helper
+    that ``log_lik`` or ``bound`` calls must be, for the Numba samplers to call it)."""
+    d = x.size
+    inlier = 0.0
+    clutter = 0.0
+    for j in range(d):
+        inlier += (x[j] - theta[j]) ** 2
+        clutter += x[j] ** 2
+    half_log_2pi = 0.5 * math.log(2.0 * math.pi)
+    a = math.log(CLUTTER_W) - 0.5 * inlier - d * half_log_2pi
+    b = (
+        math.log(1.0 - CLUTTER_W)
+        - 0.5 * clutter / CLUTTER_SD**2
+        - d * (math.log(CLUTTER_SD) + half_log_2pi)
+    )
+    top = max(a, b)
+    return top + math.log(math.exp(a - top) + math.exp(b - top))
+
+
+def _clutter_log_lik(theta: np.ndarray, data: np.ndarray) -> float:
+    total = 0.0
+    for i in range(data.shape[0]):
+        total += _clutter_point(data[i], theta)
+    return total
+
+
+def _clutter_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
+    """Per point, theta clipped into the box maximises the inlier term; the clutter term does
+    not depend on theta, so the sum of the per-point maxima bounds o (tight per point)."""
+    total = 0.0
+    theta = np.empty(lo.size)
+    for i in range(data.shape[0]):
+        for j in range(lo.size):
+            theta[j] = min(max(data[i, j], lo[j]), hi[j])
+        total += _clutter_point(data[i], theta)
+    return total
+
+
+def clutter(D: int, seed: int = 0, points: int = 20) -> BoxDensityTarget:
+    """The clutter posterior of 001 Sec. 6.1: theta ~ N(0, 2^2 I) as the proposal, ``points``
+    observations, half uniform in [-5, -3]^D and half in [2, 4]^D (a sharply bimodal posterior),
+    each x ~ 0.5 N(theta, I) + 0.5 N(0, 100^2 I)."""
+    if isinstance(D, bool) or not isinstance(D, int) or D < 1:
+        raise ValueError(f"D = {D!r} is invalid; valid: an integer >= 1")
+    rng = np.random.default_rng(seed)
+    half = points // 2
+    data = np.vstack(
+        [rng.uniform(-5.0, -3.0, (half, D)), rng.uniform(2.0, 4.0, (points - half, D))]
+    )
+    return box_density(
+        [-math.inf] * D,
+        [math.inf] * D,
+        [("normal", 0.0, CLUTTER_PRIOR_SD)] * D,
+        _clutter_log_lik,
+        _clutter_bound,
+        data,
+        name=f"clutter-D{D}",
     )

@@ -132,6 +132,12 @@ def _continuous(which: str) -> Any:
     return tiny_continuous_graph() if which == "tiny" else continuous_spin_grid(4)
 
 
+def _box(which: str, size: float) -> Any:
+    from harness.targets.box_density import clutter, peaky_exponential
+
+    return peaky_exponential(size) if which == "peaky" else clutter(int(size))
+
+
 def _trunc(phi: float, b: float) -> Callable[[], Any]:
     return lambda: TruncatedGumbelTarget(phi, b)
 
@@ -222,6 +228,15 @@ PROBLEMS: tuple[Problem, ...] = (
     # resolve near 0 but not near -30 (an ulp of 30 is 3.6e-15, so draws there are quantised).
     Problem("truncgumbel-phi30-b0", "continuous-1d", _trunc(30.0, 0.0)),
     Problem("truncgumbel-phi0-b30", "continuous-1d", _trunc(0.0, 30.0)),
+    # Box densities for A* (001 Sec. 6.1): the peaky unimodal target, and the bimodal clutter
+    # posterior in 1-D (quadrature truth). A* reference draws cost about 2 ms there, so fewer.
+    Problem("peaky-exponential-a10", "box-density", lambda: _box("peaky", 10.0)),
+    Problem(
+        "clutter-D1",
+        "box-density",
+        lambda: _box("clutter", 1),
+        draws={"quick": 4000, "full": 20000},
+    ),
 )
 
 

@@ -93,6 +93,7 @@ def test_a_chain_without_decisions_is_held_to_exactness(registry, small_posterio
 
 def test_gate_sets_come_from_one_table_keyed_by_target_kind(registry, small_discrete):
     assert set(GATE_SETS) == {
+        "box-density",
         "discrete",
         "discrete-ragged",
         "continuous-1d",

@@ -1,0 +1,228 @@
+"""Numba kernels for A* sampling and rejection, and thin wrappers with the reference's signatures.
+
+The kernels consume the Generator in the reference's order. The normal CDF and its inverse are
+scipy's own C functions (``scipy.special.cython_special``), called through ctypes, so the
+reference's ``scipy.special.ndtr``/``ndtri`` and these agree bit for bit. A target's
+``log_lik`` and ``bound`` are compiled from the same source the reference calls.
+
+Nothing here is cached on disk: Numba cannot cache a function that calls a ctypes pointer or
+takes another compiled function as an argument, so each process compiles on its first call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import math
+from collections.abc import Callable
+
+import numpy as np
+from numba import njit
+from numba.extending import get_cython_function_address
+
+from harness.spec import Draws
+from implementations.gumbel.fast import _heap_pop, _heap_push, _log, _trunc_gumbel
+
+
+def _special(*names: str) -> Callable[[float], float]:
+    """A double -> double function of scipy.special.cython_special (fused ones carry a prefix)."""
+    for name in names:
+        try:
+            address = get_cython_function_address("scipy.special.cython_special", name)
+        except ValueError:
+            continue
+        return ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(address)
+    raise ImportError(f"scipy.special.cython_special has none of {names}")
+
+
+_ndtr = _special("ndtr", "__pyx_fuse_1ndtr")
+_ndtri = _special("ndtri")
+
+
+@njit(cache=False)
+def _log_diff_ndtr(a, b):
+    if a > 0.0:
+        a, b = -b, -a
+    if b <= 0.0:
+        if b > a:
+            return math.log(_ndtr(b) - _ndtr(a))
+        return -math.inf
+    return math.log1p(-(_ndtr(a) + _ndtr(-b)))
+
+
+@njit(cache=False)
+def _normal_inside(a, b, u):
+    sign = 1.0
+    if a > 0.0:
+        a, b, u, sign = -b, -a, 1.0 - u, -1.0
+    lo = _ndtr(a)
+    if b <= 0.0:
+        return sign * _ndtri(lo + u * (_ndtr(b) - lo))
+    mass = 1.0 - lo - _ndtr(-b)
+    v = u * mass
+    if v <= 0.5 - lo:
+        return sign * _ndtri(lo + v)
+    return -sign * _ndtri(_ndtr(-b) + (mass - v))
+
+
+@njit(cache=False)
+def _log_mass(proposal, origin, lo, hi):
+    total = 0.0
+    for j in range(lo.size):
+        code, a, b = int(proposal[j, 0]), proposal[j, 1], proposal[j, 2]
+        if code == 0:
+            total += _log_diff_ndtr((lo[j] - a) / b, (hi[j] - a) / b)
+        elif code == 1:
+            total += math.log(hi[j] - lo[j]) - math.log(b - a) if hi[j] > lo[j] else -math.inf
+        elif hi[j] <= lo[j]:
+            total += -math.inf
+        else:
+            total += -b * (lo[j] - origin[j]) + math.log(-math.expm1(-b * (hi[j] - lo[j])))
+    return total
+
+
+@njit(cache=False)
+def _sample_in(proposal, lo, hi, rng, out):
+    for j in range(lo.size):
+        code, a, b, u = int(proposal[j, 0]), proposal[j, 1], proposal[j, 2], rng.random()
+        if code == 0:
+            out[j] = a + b * _normal_inside((lo[j] - a) / b, (hi[j] - a) / b, u)
+        elif code == 1:
+            out[j] = lo[j] + u * (hi[j] - lo[j])
+        else:
+            out[j] = lo[j] - math.log1p(u * math.expm1(-b * (hi[j] - lo[j]))) / b
+
+
+@njit(cache=False)
+def _grow(a):
+    """``a`` with twice the rows (1-D or 2-D), its rows kept."""
+    out = np.empty((2 * a.shape[0],) + a.shape[1:], dtype=a.dtype)  # noqa: RUF005 (Numba)
+    out[: a.shape[0]] = a
+    return out
+
+
+@njit(cache=False)
+def astar_kernel(box_lo, box_hi, proposal, data, log_lik, bound, n, rng):
+    d = box_lo.size
+    values = np.empty((n, d))
+    gumbels = np.empty(n)
+    liks = np.zeros(n, dtype=np.int64)
+    bnds = np.zeros(n, dtype=np.int64)
+    cap = 64
+    neg = np.empty(cap)  # -(G + M): the priority, smallest first
+    seq = np.empty(cap, dtype=np.int64)
+    g_ = np.empty(cap)
+    m_ = np.empty(cap)
+    x_ = np.empty((cap, d))
+    lo_ = np.empty((cap, d))
+    hi_ = np.empty((cap, d))
+    heap = np.empty(cap, dtype=np.int64)
+    best = np.empty(d)
+    for k in range(n):
+        log_nu = _log_mass(proposal, box_lo, box_lo, box_hi)
+        g_[0] = log_nu - _log(rng.standard_exponential())
+        _sample_in(proposal, box_lo, box_hi, rng, x_[0])
+        lo_[0] = box_lo
+        hi_[0] = box_hi
+        m_[0] = bound(box_lo, box_hi, data)
+        bnds[k] += 1
+        neg[0] = -(g_[0] + m_[0])
+        seq[0] = 0
+        size = _heap_push(heap, 0, neg, seq, 0)
+        used = 1
+        lower = -math.inf
+        while size > 0 and lower < -neg[heap[0]]:
+            p, size = _heap_pop(heap, size, neg, seq)
+            lb = g_[p] + log_lik(x_[p], data)
+            liks[k] += 1
+            if lower < lb:
+                lower = lb
+                best[:] = x_[p]
+            j = 0  # the longest side; argmax takes the first of ties, as the reference's
+            for i in range(1, d):
+                if hi_[p, i] - lo_[p, i] > hi_[p, j] - lo_[p, j]:
+                    j = i
+            for side in range(2):
+                if used + 1 >= cap:
+                    cap *= 2
+                    neg, seq, g_, m_ = _grow(neg), _grow(seq), _grow(g_), _grow(m_)
+                    x_, lo_, hi_, heap = _grow(x_), _grow(lo_), _grow(hi_), _grow(heap)
+                c = used
+                lo_[c] = lo_[p]
+                hi_[c] = hi_[p]
+                if side == 0:
+                    hi_[c, j] = x_[p, j]
+                else:
+                    lo_[c, j] = x_[p, j]
+                log_c = _log_mass(proposal, box_lo, lo_[c], hi_[c])
+                if log_c == -math.inf:
+                    continue
+                g_[c] = _trunc_gumbel(log_c, g_[p], rng.standard_exponential())
+                _sample_in(proposal, lo_[c], hi_[c], rng, x_[c])
+                if lower < g_[c] + m_[p]:
+                    m_[c] = bound(lo_[c], hi_[c], data)
+                    bnds[k] += 1
+                    if lower < g_[c] + m_[c]:
+                        neg[c] = -(g_[c] + m_[c])
+                        seq[c] = c
+                        size = _heap_push(heap, size, neg, seq, c)
+                        used += 1
+        values[k] = best
+        gumbels[k] = lower
+    return values, gumbels, liks, bnds
+
+
+@njit(cache=False)
+def rejection_kernel(box_lo, box_hi, proposal, data, log_lik, bound, n, rng):
+    d = box_lo.size
+    values = np.empty((n, d))
+    liks = np.zeros(n, dtype=np.int64)
+    m = bound(box_lo, box_hi, data)
+    x = np.empty(d)
+    for k in range(n):
+        while True:
+            _sample_in(proposal, box_lo, box_hi, rng, x)
+            liks[k] += 1
+            if math.log(1.0 - rng.random()) < log_lik(x, data) - m:
+                values[k] = x
+                break
+    return values, liks
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(fn: Callable) -> Callable:
+    """The Numba version of a target's plain ``log_lik`` or ``bound`` (compiled once)."""
+    return njit(cache=False)(fn)
+
+
+def _args(target) -> tuple:
+    return (
+        target.lo,
+        target.hi,
+        target.proposal,
+        target.data,
+        _compiled(target.log_lik),
+        _compiled(target.bound),
+    )
+
+
+def _values(target, values: np.ndarray) -> np.ndarray:
+    return values[:, 0] if target.d == 1 else values
+
+
+def astar(target, n: int, rng: np.random.Generator) -> Draws:
+    values, gumbels, liks, bnds = astar_kernel(*_args(target), n, rng)
+    return Draws(
+        _values(target, values),
+        int(liks.sum()),
+        {"gumbel_max": gumbels, "draw_evals": liks, "bound_evals": bnds},
+    )
+
+
+def rejection(target, n: int, rng: np.random.Generator) -> Draws:
+    values, liks = rejection_kernel(*_args(target), n, rng)
+    bnds = np.zeros(n, np.int64)
+    bnds[0] = 1
+    return Draws(
+        _values(target, values), int(liks.sum()), {"draw_evals": liks, "bound_evals": bnds}
+    )

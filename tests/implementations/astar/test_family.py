@@ -1,0 +1,44 @@
+"""The A* family through the harness: verify passes the registered samplers and fails the
+planted bugs (negative controls) on the gates the bugs name."""
+
+from pathlib import Path
+
+import pytest
+
+from harness.runner import RunConfig, verify
+from tests.conftest import ROOT
+
+PLANTED = str(ROOT / "tests" / "plugins" / "planted_astar.py")
+
+
+def _verify(tmp_path: Path, algorithms, impls, plugins=()):
+    config = RunConfig(algorithms=tuple(algorithms), impls=tuple(impls), plugins=tuple(plugins))
+    return verify(config, tmp_path / "run", workers=1, progress=False, scheduler="inprocess")
+
+
+def test_astar_and_rejection_verify_with_numba(tmp_path):
+    summary = _verify(tmp_path, ("astar", "rejection"), ("numba",))
+    assert summary["passed"]
+    gates = {(v["algorithm"], v["gate"]) for v in summary["verdicts"]}
+    assert {("astar", "ks"), ("astar", "ks-gumbel-max"), ("rejection", "ks")} <= gates
+
+
+@pytest.mark.slow
+def test_astar_and_rejection_verify_with_both_implementations(tmp_path):
+    summary = _verify(tmp_path, ("astar", "rejection"), ("reference", "numba"))
+    assert summary["passed"]
+    assert any(v["gate"] == "agreement" for v in summary["verdicts"])
+
+
+@pytest.mark.parametrize(
+    "bug",
+    [
+        "planted-astar-untruncated-children",
+        "planted-astar-stop-on-popped",
+        "planted-astar-bound-at-centre",
+    ],
+)
+def test_planted_astar_bugs_fail_ks_and_the_gumbel_maxima(tmp_path, bug):
+    summary = _verify(tmp_path, (bug,), ("reference",), (PLANTED,))
+    failed = {v["gate"] for v in summary["verdicts"] if v["verdict"] == "fail"}
+    assert not summary["passed"] and {"ks", "ks-gumbel-max"} <= failed
