@@ -92,7 +92,8 @@ class BoxDensityTarget:
 
     ``proposal`` has one row (code, a, b) a coordinate: Normal(a, b) (mean, sd), Uniform on the
     box side [a, b] = [lo, hi] (so i is the normalised uniform density), or Exponential with
-    rate b from ``lo`` (a unused).
+    rate b from ``lo`` (a unused). ``mode``, for d = 1 only: o is unimodal with its maximum
+    there (non-decreasing below, non-increasing above), as drill-down needs (001, Sec. 4).
     """
 
     lo: np.ndarray
@@ -102,6 +103,7 @@ class BoxDensityTarget:
     log_lik: Callable[[np.ndarray, np.ndarray], float]
     bound: Callable[[np.ndarray, np.ndarray, np.ndarray], float]
     name: str = "box-density"
+    mode: float | None = None
     kind: ClassVar[str] = "box-density"
 
     @property
@@ -164,13 +166,15 @@ def box_density(
     bound: Callable[[np.ndarray, np.ndarray, np.ndarray], float],
     data: np.ndarray,
     name: str = "box-density",
+    mode: float | None = None,
 ) -> BoxDensityTarget:
     """A density on [lo, hi] for A* sampling, from plain functions.
 
     ``proposal`` has one entry a coordinate: ("normal", mean, sd), ("uniform",) or
     ("exponential", rate). ``log_lik(x, data)`` returns o(x); ``bound(lo, hi, data)`` an upper
     bound of o on the box [lo, hi]. Sides may be infinite except under a uniform proposal, and an
-    exponential proposal needs a finite lower end.
+    exponential proposal needs a finite lower end. ``mode`` declares o unimodal in 1-D with its
+    maximum there (drill-down relies on it).
     """
     lo = np.atleast_1d(np.asarray(lo, dtype=np.float64))
     hi = np.atleast_1d(np.asarray(hi, dtype=np.float64))
@@ -221,7 +225,14 @@ def box_density(
     if data.size == 0:
         raise ValueError("data is empty; valid: at least one datum")
     _check_finite("data", data)
-    return BoxDensityTarget(lo, hi, np.array(rows, dtype=np.float64), data, log_lik, bound, name)
+    if mode is not None and (lo.size != 1 or not lo[0] <= mode <= hi[0]):
+        raise ValueError(
+            f"mode = {mode!r} is invalid; valid: a point of the side [{lo[0]}, {hi[-1]}] of a "
+            "1-D box"
+        )
+    return BoxDensityTarget(
+        lo, hi, np.array(rows, dtype=np.float64), data, log_lik, bound, name, mode
+    )
 
 
 @dataclass(frozen=True)
@@ -312,6 +323,7 @@ def peaky_exponential(a: float) -> BoxDensityTarget:
         _peaky_bound,
         np.array([[a]]),
         name=f"peaky-exponential-a{a:g}",
+        mode=0.0,
     )
 
 

@@ -173,6 +173,46 @@ def astar_kernel(box_lo, box_hi, proposal, data, log_lik, bound, n, rng):
 
 
 @njit(cache=False)
+def drill_down_kernel(box_lo, box_hi, proposal, data, log_lik, bound, mode, n, rng):
+    values = np.empty((n, 1))
+    gumbels = np.empty(n)
+    liks = np.zeros(n, dtype=np.int64)
+    bnds = np.zeros(n, dtype=np.int64)
+    lo = np.empty(1)
+    hi = np.empty(1)
+    x = np.empty(1)
+    best = np.empty(1)
+    for k in range(n):
+        lo[0], hi[0] = box_lo[0], box_hi[0]
+        g = _log_mass(proposal, box_lo, lo, hi) - _log(rng.standard_exponential())
+        _sample_in(proposal, lo, hi, rng, x)
+        lower = g + log_lik(x, data)
+        best[0] = x[0]
+        liks[k] = 1
+        while True:
+            if mode < x[0]:
+                hi[0] = x[0]
+            else:
+                lo[0] = x[0]
+            log_c = _log_mass(proposal, box_lo, lo, hi)
+            if log_c == -math.inf:
+                break
+            g = _trunc_gumbel(log_c, g, rng.standard_exponential())
+            _sample_in(proposal, lo, hi, rng, x)
+            bnds[k] += 1
+            if lower >= g + bound(lo, hi, data):
+                break
+            lb = g + log_lik(x, data)
+            liks[k] += 1
+            if lower < lb:
+                lower = lb
+                best[0] = x[0]
+        values[k] = best
+        gumbels[k] = lower
+    return values, gumbels, liks, bnds
+
+
+@njit(cache=False)
 def rejection_kernel(box_lo, box_hi, proposal, data, log_lik, bound, n, rng):
     d = box_lo.size
     values = np.empty((n, d))
@@ -212,6 +252,15 @@ def _values(target, values: np.ndarray) -> np.ndarray:
 
 def astar(target, n: int, rng: np.random.Generator) -> Draws:
     values, gumbels, liks, bnds = astar_kernel(*_args(target), n, rng)
+    return Draws(
+        _values(target, values),
+        int(liks.sum()),
+        {"gumbel_max": gumbels, "draw_evals": liks, "bound_evals": bnds},
+    )
+
+
+def drill_down(target, n: int, rng: np.random.Generator) -> Draws:
+    values, gumbels, liks, bnds = drill_down_kernel(*_args(target), float(target.mode), n, rng)
     return Draws(
         _values(target, values),
         int(liks.sum()),

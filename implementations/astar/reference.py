@@ -69,15 +69,56 @@ def astar_one(target, rng: np.random.Generator) -> tuple[np.ndarray, float, int,
 
 def astar(target, n: int, rng: np.random.Generator) -> Draws:
     """n independent draws by A* sampling (001, Alg. 2), one search each."""
+    return _searches(astar_one, target, n, rng)
+
+
+def drill_down_one(target, rng: np.random.Generator) -> tuple[np.ndarray, float, int, int]:
+    """One exact draw by A* for a unimodal o in 1-D, without a queue (001, Sec. 4, "drill
+    down"; notes-astar.md Sec. 4).
+
+    At every split at X the child away from the mode has o monotone with its maximum o(X) at X,
+    and its Gumbels lie below the parent's G: its upper bound is below G + o(X) <= LB, so it is
+    pruned without a draw. The search keeps the child holding the mode, and stops, as A* does,
+    once LB beats that child's G + M(C).
+    """
+    lo, hi = target.lo.copy(), target.hi.copy()
+    g, x = _node(target, lo, hi, math.inf, rng)
+    lower, best = g + target.o(x), x
+    lik, bnd = 1, 0
+    while True:
+        lo, hi = lo.copy(), hi.copy()
+        if target.mode < x[0]:
+            hi[0] = x[0]
+        else:
+            lo[0] = x[0]
+        if target.log_mass(lo, hi) == -math.inf:
+            break  # nothing left on the mode's side
+        g, x = _node(target, lo, hi, g, rng)
+        bnd += 1
+        if lower >= g + target.M(lo, hi):
+            break
+        lb = g + target.o(x)
+        lik += 1
+        if lower < lb:
+            lower, best = lb, x
+    return best, lower, lik, bnd
+
+
+def _searches(one, target, n: int, rng: np.random.Generator) -> Draws:
     values = np.empty((n, target.d))
     gumbels, liks, bnds = np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64)
     for k in range(n):
-        values[k], gumbels[k], liks[k], bnds[k] = astar_one(target, rng)
+        values[k], gumbels[k], liks[k], bnds[k] = one(target, rng)
     return Draws(
         values[:, 0] if target.d == 1 else values,
         int(liks.sum()),
         {"gumbel_max": gumbels, "draw_evals": liks, "bound_evals": bnds},
     )
+
+
+def drill_down(target, n: int, rng: np.random.Generator) -> Draws:
+    """n independent draws by A* drill-down (001, Sec. 4); needs a 1-D target with a mode."""
+    return _searches(drill_down_one, target, n, rng)
 
 
 def rejection(target, n: int, rng: np.random.Generator) -> Draws:

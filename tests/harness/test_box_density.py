@@ -92,6 +92,7 @@ def test_truth_of_the_peaky_target_matches_mpmath_and_states_a_small_error(a):
         ({"proposal": [("normal", 0.0, -1.0)]}, "sd > 0"),
         ({"lo": [-math.inf], "proposal": [("uniform",)]}, "finite side"),
         ({"lo": [-math.inf], "proposal": [("exponential", 1.0)]}, "finite lower end"),
+        ({"mode": 5.0}, "mode = 5.0"),
     ],
 )
 def test_bad_boxes_and_proposals_name_the_value_and_the_valid_range(kwargs, needle):

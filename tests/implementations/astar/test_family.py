@@ -16,16 +16,17 @@ def _verify(tmp_path: Path, algorithms, impls, plugins=()):
     return verify(config, tmp_path / "run", workers=1, progress=False, scheduler="inprocess")
 
 
-def test_astar_and_rejection_verify_with_numba(tmp_path):
-    summary = _verify(tmp_path, ("astar", "rejection"), ("numba",))
+def test_the_astar_family_verifies_with_numba(tmp_path):
+    summary = _verify(tmp_path, ("astar", "astar-drill-down", "rejection"), ("numba",))
     assert summary["passed"]
     gates = {(v["algorithm"], v["gate"]) for v in summary["verdicts"]}
     assert {("astar", "ks"), ("astar", "ks-gumbel-max"), ("rejection", "ks")} <= gates
+    assert ("astar-drill-down", "ks-gumbel-max") in gates
 
 
 @pytest.mark.slow
-def test_astar_and_rejection_verify_with_both_implementations(tmp_path):
-    summary = _verify(tmp_path, ("astar", "rejection"), ("reference", "numba"))
+def test_the_astar_family_verifies_with_both_implementations(tmp_path):
+    summary = _verify(tmp_path, ("astar", "astar-drill-down", "rejection"), ("reference", "numba"))
     assert summary["passed"]
     assert any(v["gate"] == "agreement" for v in summary["verdicts"])
 

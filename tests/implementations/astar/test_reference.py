@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from harness.targets.box_density import box_density, peaky_exponential, quadrature_truth
-from implementations.astar.reference import astar, rejection
+from implementations.astar.reference import astar, drill_down, rejection
 
 N = 1500
 ALPHA = 1e-3
@@ -80,3 +80,25 @@ def test_a_bound_below_o_on_part_of_a_box_makes_astar_inexact(peaky):
         stats.kstest(draws.extras["gumbel_max"], _gumbel_cdf(truth.log_z)).pvalue,
     )
     assert min(p_values) < 1e-6
+
+
+@pytest.mark.parametrize("a", [10.0, 1e6])
+def test_drill_down_is_exact_and_costs_a_binary_search(a):
+    # 001 Sec. 6.1 / Fig. 2a: rejection needs 1 / Z likelihood evaluations a draw (about a
+    # million at a = 1e6, as exp(M) nu = 1 here); drill-down about log2 of the peak's width.
+    target = peaky_exponential(a)
+    truth = target.truth
+    draws = drill_down(target, N, np.random.default_rng(5))
+    assert stats.kstest(draws.values, truth.cdf).pvalue > ALPHA
+    assert stats.kstest(draws.extras["gumbel_max"], _gumbel_cdf(truth.log_z)).pvalue > ALPHA
+    assert draws.extras["draw_evals"].mean() < 4.0 + math.log2(a)
+
+
+def test_drill_down_refuses_a_target_without_a_mode():
+    from harness.registry import build_registry
+    from harness.spec import sample
+    from harness.targets.box_density import clutter
+
+    spec = build_registry().get("astar-drill-down")
+    with pytest.raises(ValueError, match="mode"):
+        sample(spec, "reference", clutter(1), 10, np.random.default_rng(0))
