@@ -4,7 +4,7 @@
 from collections.abc import Mapping
 from typing import Any
 
-from harness.spec import AlgorithmSpec, Check
+from harness.spec import AlgorithmSpec, Check, Param
 from implementations.astar import fast, reference
 
 #: Rejection with one global bound only where it accepts often (clutter's global bound is loose
@@ -48,6 +48,28 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
         checks=(Check(problems=DRILL_DOWN_PROBLEMS),),
         kernels=(fast.drill_down_kernel,),
         target_check=_check_unimodal,
+    ),
+    AlgorithmSpec(
+        name="os-star",
+        family="astar",
+        paper="001_78ff986a3d316097.txt, Sec. 5 and 6.4 (OS*, piecewise-constant bounds)",
+        guarantee="exact",
+        target_kinds=("box-density",),
+        implementations={"reference": reference.os_star, "numba": fast.os_star},
+        params=(
+            Param(
+                "strategy",
+                1,
+                int,
+                choices=reference.OS_STAR_STRATEGIES,
+                doc="refinement after a rejection: 1 splits the proposed piece at the rejected "
+                "point, 2 splits the piece of largest proposal mass at its median",
+            ),
+        ),
+        summary="Adaptive rejection with piecewise-constant bounds: pick a piece by "
+        "nu(B) exp(M(B)), accept by exp(o - M), refine on rejection; the pieces reset per draw.",
+        checks=(Check(), Check({"strategy": 2}, problems=("peaky-exponential-a10",))),
+        kernels=(fast.os_star_kernel,),
     ),
     AlgorithmSpec(
         name="rejection",

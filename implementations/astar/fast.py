@@ -82,15 +82,19 @@ def _log_mass(proposal, origin, lo, hi):
 
 
 @njit(cache=False)
+def _sample_1d(proposal, lo, hi, j, u):
+    code, a, b = int(proposal[j, 0]), proposal[j, 1], proposal[j, 2]
+    if code == 0:
+        return a + b * _normal_inside((lo[j] - a) / b, (hi[j] - a) / b, u)
+    if code == 1:
+        return lo[j] + u * (hi[j] - lo[j])
+    return lo[j] - math.log1p(u * math.expm1(-b * (hi[j] - lo[j]))) / b
+
+
+@njit(cache=False)
 def _sample_in(proposal, lo, hi, rng, out):
     for j in range(lo.size):
-        code, a, b, u = int(proposal[j, 0]), proposal[j, 1], proposal[j, 2], rng.random()
-        if code == 0:
-            out[j] = a + b * _normal_inside((lo[j] - a) / b, (hi[j] - a) / b, u)
-        elif code == 1:
-            out[j] = lo[j] + u * (hi[j] - lo[j])
-        else:
-            out[j] = lo[j] - math.log1p(u * math.expm1(-b * (hi[j] - lo[j]))) / b
+        out[j] = _sample_1d(proposal, lo, hi, j, rng.random())
 
 
 @njit(cache=False)
@@ -213,6 +217,81 @@ def drill_down_kernel(box_lo, box_hi, proposal, data, log_lik, bound, mode, n, r
 
 
 @njit(cache=False)
+def os_star_kernel(box_lo, box_hi, proposal, data, log_lik, bound, strategy, n, rng):
+    d = box_lo.size
+    values = np.empty((n, d))
+    gumbels = np.empty(n)
+    liks = np.zeros(n, dtype=np.int64)
+    bnds = np.zeros(n, dtype=np.int64)
+    cap = 64
+    p_lo = np.empty((cap, d))
+    p_hi = np.empty((cap, d))
+    log_nu = np.empty(cap)
+    m_ = np.empty(cap)
+    cum = np.empty(cap)
+    x = np.empty(d)
+    for k in range(n):
+        p_lo[0] = box_lo
+        p_hi[0] = box_hi
+        log_nu[0] = _log_mass(proposal, box_lo, box_lo, box_hi)
+        m_[0] = bound(box_lo, box_hi, data)
+        bnds[k] = 1
+        size = 1
+        time = 0.0
+        while True:
+            top = -math.inf
+            for i in range(size):
+                top = max(top, log_nu[i] + m_[i])
+            acc = 0.0
+            for i in range(size):
+                acc += math.exp(log_nu[i] + m_[i] - top)
+                cum[i] = acc
+            v = rng.random() * cum[size - 1]
+            j = size - 1
+            for i in range(size):
+                if cum[i] > v:
+                    j = i
+                    break
+            time += rng.standard_exponential() * math.exp(-(top + math.log(cum[size - 1])))
+            _sample_in(proposal, p_lo[j], p_hi[j], rng, x)
+            liks[k] += 1
+            if math.log(1.0 - rng.random()) < log_lik(x, data) - m_[j]:
+                values[k] = x
+                gumbels[k] = -math.log(time)
+                break
+            if strategy == 2:
+                j = 0
+                for i in range(1, size):
+                    if log_nu[i] > log_nu[j]:
+                        j = i
+                for i in range(d):
+                    x[i] = _sample_1d(proposal, p_lo[j], p_hi[j], i, 0.5)
+            if size + 1 >= cap:
+                cap *= 2
+                p_lo, p_hi, log_nu, m_ = _grow(p_lo), _grow(p_hi), _grow(log_nu), _grow(m_)
+                cum = _grow(cum)
+            # Children replace piece j in place, the later pieces move up one (the reference's
+            # list order, which the pick's running sum follows).
+            for i in range(size - 1, j, -1):
+                p_lo[i + 1], p_hi[i + 1] = p_lo[i], p_hi[i]
+                log_nu[i + 1], m_[i + 1] = log_nu[i], m_[i]
+            s = 0
+            for i in range(1, d):
+                if p_hi[j, i] - p_lo[j, i] > p_hi[j, s] - p_lo[j, s]:
+                    s = i
+            p_lo[j + 1] = p_lo[j]
+            p_hi[j + 1] = p_hi[j]
+            p_hi[j, s] = x[s]
+            p_lo[j + 1, s] = x[s]
+            for c in (j, j + 1):
+                log_nu[c] = _log_mass(proposal, box_lo, p_lo[c], p_hi[c])
+                m_[c] = bound(p_lo[c], p_hi[c], data)
+            bnds[k] += 2
+            size += 1
+    return values, gumbels, liks, bnds
+
+
+@njit(cache=False)
 def rejection_kernel(box_lo, box_hi, proposal, data, log_lik, bound, n, rng):
     d = box_lo.size
     values = np.empty((n, d))
@@ -261,6 +340,15 @@ def astar(target, n: int, rng: np.random.Generator) -> Draws:
 
 def drill_down(target, n: int, rng: np.random.Generator) -> Draws:
     values, gumbels, liks, bnds = drill_down_kernel(*_args(target), float(target.mode), n, rng)
+    return Draws(
+        _values(target, values),
+        int(liks.sum()),
+        {"gumbel_max": gumbels, "draw_evals": liks, "bound_evals": bnds},
+    )
+
+
+def os_star(target, n: int, rng: np.random.Generator, strategy: int = 1) -> Draws:
+    values, gumbels, liks, bnds = os_star_kernel(*_args(target), int(strategy), n, rng)
     return Draws(
         _values(target, values),
         int(liks.sum()),

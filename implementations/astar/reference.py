@@ -121,6 +121,60 @@ def drill_down(target, n: int, rng: np.random.Generator) -> Draws:
     return _searches(drill_down_one, target, n, rng)
 
 
+#: OS* refinement (001, Sec. 6.4; notes-astar.md Sec. 7): 1 splits the rejected point's piece at
+#: that point (the analogue of A*), 2 splits the piece of largest proposal mass at its median.
+OS_STAR_STRATEGIES = (1, 2)
+
+
+def _pick(log_w: list[float], u: float) -> tuple[int, float]:
+    """Index j with probability proportional to exp(log_w[j]), by inversion of u, and the log of
+    the total weight (a running sum, as the compiled version adds)."""
+    top = max(log_w)
+    # math.exp, not np.exp: NumPy's vectorised exp may differ from libm's by an ulp.
+    cum = np.cumsum([math.exp(v - top) for v in log_w])
+    j = int(min(np.searchsorted(cum, u * cum[-1], side="right"), len(cum) - 1))
+    return j, top + math.log(cum[-1])
+
+
+def os_star_one(
+    target, rng: np.random.Generator, strategy: int = 1
+) -> tuple[np.ndarray, float, int, int]:
+    """One exact draw by piecewise-constant OS* (001, Sec. 5; notes-astar.md Sec. 7).
+
+    Pieces (B_j, M_j) partition the box. Each proposal picks piece j with probability
+    proportional to nu(B_j) exp(M_j), draws X ~ nu(. | B_j) and accepts with probability
+    exp(o(X) - M_j); a rejection refines the pieces and proposes afresh. Proposals arrive as a
+    Poisson process of rate sum_j nu(B_j) exp(M_j) that thinning turns into one of rate Z, so
+    -log of the accepted arrival time is a Gumbel(log Z) draw.
+    """
+    lo, hi = target.lo.copy(), target.hi.copy()
+    pieces = [(lo, hi, target.log_mass(lo, hi), target.M(lo, hi))]
+    lik, bnd, time = 0, 1, 0.0
+    while True:
+        j, log_rate = _pick([log_nu + m for _, _, log_nu, m in pieces], rng.random())
+        time += rng.standard_exponential() * math.exp(-log_rate)
+        p_lo, p_hi, _, m = pieces[j]
+        x = target.sample_in(p_lo, p_hi, rng.random(target.d))
+        lik += 1
+        if math.log(1.0 - rng.random()) < target.o(x) - m:
+            return x, -math.log(time), lik, bnd
+        if strategy == 2:
+            j = int(np.argmax([log_nu for _, _, log_nu, _ in pieces]))
+            p_lo, p_hi = pieces[j][0], pieces[j][1]
+            x = target.sample_in(p_lo, p_hi, np.full(target.d, 0.5))  # the median
+        children = [
+            (c_lo, c_hi, target.log_mass(c_lo, c_hi), target.M(c_lo, c_hi))
+            for c_lo, c_hi in _split(p_lo, p_hi, x)
+        ]
+        bnd += 2
+        pieces[j : j + 1] = children
+
+
+def os_star(target, n: int, rng: np.random.Generator, strategy: int = 1) -> Draws:
+    """n independent draws by OS*, the pieces reset for every draw (001, Sec. 6.3)."""
+    return _searches(lambda t, r: os_star_one(t, r, strategy), target, n, rng)
+
+
 def rejection(target, n: int, rng: np.random.Generator) -> Draws:
     """Rejection sampling from the proposal with the global bound M = M(box) (001, Sec. 5):
     accept X with probability exp(o(X) - M)."""

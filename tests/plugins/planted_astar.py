@@ -9,7 +9,7 @@ import numpy as np
 
 import harness
 from harness.spec import Check
-from implementations.astar.reference import _node, _split, astar
+from implementations.astar.reference import _node, _pick, _split, astar
 from implementations.gumbel.reference import trunc_gumbel_from_exponential
 
 PROBLEM = "peaky-exponential-a10"
@@ -90,12 +90,45 @@ def bound_at_centre(target, n, rng):
     return astar(dataclasses.replace(target, bound=centre), n, rng)
 
 
+def os_star_stale_bound(target, n, rng):
+    """Bug: OS* picks a piece by its own fresh bound but accepts against the bound of the
+    piece it was split from (stale, too high), so refined regions are under-accepted.
+
+    Caught by: ks, ks-gumbel-max"""
+    out = []
+    for _ in range(n):
+        lo, hi = target.lo.copy(), target.hi.copy()
+        m = target.M(lo, hi)
+        pieces = [(lo, hi, target.log_mass(lo, hi), m, m)]  # (..., bound, bound at creation)
+        time, lik = 0.0, 0
+        while True:
+            j, log_rate = _pick([log_nu + m for _, _, log_nu, m, _ in pieces], rng.random())
+            time += rng.standard_exponential() * math.exp(-log_rate)
+            p_lo, p_hi, _, _, stale = pieces[j]
+            x = target.sample_in(p_lo, p_hi, rng.random(target.d))
+            lik += 1
+            if math.log(1.0 - rng.random()) < target.o(x) - stale:
+                out.append((x, -math.log(time), lik))
+                break
+            pieces[j : j + 1] = [
+                (c_lo, c_hi, target.log_mass(c_lo, c_hi), target.M(c_lo, c_hi), stale)
+                for c_lo, c_hi in _split(p_lo, p_hi, x)
+            ]
+    values = np.array([o[0] for o in out])
+    return harness.Draws(
+        values[:, 0] if target.d == 1 else values,
+        sum(o[2] for o in out),
+        {"gumbel_max": np.array([o[1] for o in out])},
+    )
+
+
 # On the peaky target the queue never holds more than one box (o is monotone and its bounds
 # tight), so a stopping bug shows only on the bimodal clutter posterior.
 for _name, _fn, _problem in (
     ("planted-astar-untruncated-children", untruncated_children, PROBLEM),
     ("planted-astar-stop-on-popped", stop_on_popped, "clutter-D1"),
     ("planted-astar-bound-at-centre", bound_at_centre, PROBLEM),
+    ("planted-os-star-stale-bound", os_star_stale_bound, PROBLEM),
 ):
     harness.register(
         harness.AlgorithmSpec(

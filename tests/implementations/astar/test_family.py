@@ -17,16 +17,17 @@ def _verify(tmp_path: Path, algorithms, impls, plugins=()):
 
 
 def test_the_astar_family_verifies_with_numba(tmp_path):
-    summary = _verify(tmp_path, ("astar", "astar-drill-down", "rejection"), ("numba",))
+    summary = _verify(tmp_path, ("astar", "astar-drill-down", "os-star", "rejection"), ("numba",))
     assert summary["passed"]
     gates = {(v["algorithm"], v["gate"]) for v in summary["verdicts"]}
     assert {("astar", "ks"), ("astar", "ks-gumbel-max"), ("rejection", "ks")} <= gates
-    assert ("astar-drill-down", "ks-gumbel-max") in gates
+    assert ("astar-drill-down", "ks-gumbel-max") in gates and ("os-star", "ks") in gates
 
 
 @pytest.mark.slow
 def test_the_astar_family_verifies_with_both_implementations(tmp_path):
-    summary = _verify(tmp_path, ("astar", "astar-drill-down", "rejection"), ("reference", "numba"))
+    names = ("astar", "astar-drill-down", "os-star", "rejection")
+    summary = _verify(tmp_path, names, ("reference", "numba"))
     assert summary["passed"]
     assert any(v["gate"] == "agreement" for v in summary["verdicts"])
 
@@ -37,6 +38,7 @@ def test_the_astar_family_verifies_with_both_implementations(tmp_path):
         "planted-astar-untruncated-children",
         "planted-astar-stop-on-popped",
         "planted-astar-bound-at-centre",
+        "planted-os-star-stale-bound",
     ],
 )
 def test_planted_astar_bugs_fail_ks_and_the_gumbel_maxima(tmp_path, bug):
