@@ -98,6 +98,16 @@ def _sample_in(proposal, lo, hi, rng, out):
 
 
 @njit(cache=False)
+def _longest_side(lo, hi):
+    """The side a box splits along: the longest, the first of ties (the reference's argmax)."""
+    j = 0
+    for i in range(1, lo.size):
+        if hi[i] - lo[i] > hi[j] - lo[j]:
+            j = i
+    return j
+
+
+@njit(cache=False)
 def _grow(a):
     """``a`` with twice the rows (1-D or 2-D), its rows kept."""
     out = np.empty((2 * a.shape[0],) + a.shape[1:], dtype=a.dtype)  # noqa: RUF005 (Numba)
@@ -122,8 +132,8 @@ def astar_kernel(box_lo, box_hi, proposal, data, log_lik, bound, n, rng):
     hi_ = np.empty((cap, d))
     heap = np.empty(cap, dtype=np.int64)
     best = np.empty(d)
+    log_nu = _log_mass(proposal, box_lo, box_lo, box_hi)  # the same root for every draw
     for k in range(n):
-        log_nu = _log_mass(proposal, box_lo, box_lo, box_hi)
         g_[0] = log_nu - _log(rng.standard_exponential())
         _sample_in(proposal, box_lo, box_hi, rng, x_[0])
         lo_[0] = box_lo
@@ -142,10 +152,7 @@ def astar_kernel(box_lo, box_hi, proposal, data, log_lik, bound, n, rng):
             if lower < lb:
                 lower = lb
                 best[:] = x_[p]
-            j = 0  # the longest side; argmax takes the first of ties, as the reference's
-            for i in range(1, d):
-                if hi_[p, i] - lo_[p, i] > hi_[p, j] - lo_[p, j]:
-                    j = i
+            j = _longest_side(lo_[p], hi_[p])
             for side in range(2):
                 if used + 1 >= cap:
                     cap *= 2
@@ -186,9 +193,10 @@ def drill_down_kernel(box_lo, box_hi, proposal, data, log_lik, bound, mode, n, r
     hi = np.empty(1)
     x = np.empty(1)
     best = np.empty(1)
+    log_root = _log_mass(proposal, box_lo, box_lo, box_hi)
     for k in range(n):
         lo[0], hi[0] = box_lo[0], box_hi[0]
-        g = _log_mass(proposal, box_lo, lo, hi) - _log(rng.standard_exponential())
+        g = log_root - _log(rng.standard_exponential())
         _sample_in(proposal, lo, hi, rng, x)
         lower = g + log_lik(x, data)
         best[0] = x[0]
@@ -230,10 +238,11 @@ def os_star_kernel(box_lo, box_hi, proposal, data, log_lik, bound, strategy, n, 
     m_ = np.empty(cap)
     cum = np.empty(cap)
     x = np.empty(d)
+    log_root = _log_mass(proposal, box_lo, box_lo, box_hi)
     for k in range(n):
         p_lo[0] = box_lo
         p_hi[0] = box_hi
-        log_nu[0] = _log_mass(proposal, box_lo, box_lo, box_hi)
+        log_nu[0] = log_root
         m_[0] = bound(box_lo, box_hi, data)
         bnds[k] = 1
         size = 1
@@ -275,10 +284,7 @@ def os_star_kernel(box_lo, box_hi, proposal, data, log_lik, bound, strategy, n, 
             for i in range(size - 1, j, -1):
                 p_lo[i + 1], p_hi[i + 1] = p_lo[i], p_hi[i]
                 log_nu[i + 1], m_[i + 1] = log_nu[i], m_[i]
-            s = 0
-            for i in range(1, d):
-                if p_hi[j, i] - p_lo[j, i] > p_hi[j, s] - p_lo[j, s]:
-                    s = i
+            s = _longest_side(p_lo[j], p_hi[j])
             p_lo[j + 1] = p_lo[j]
             p_hi[j + 1] = p_hi[j]
             p_hi[j, s] = x[s]
@@ -329,31 +335,25 @@ def _values(target, values: np.ndarray) -> np.ndarray:
     return values[:, 0] if target.d == 1 else values
 
 
-def astar(target, n: int, rng: np.random.Generator) -> Draws:
-    values, gumbels, liks, bnds = astar_kernel(*_args(target), n, rng)
+def _searched(target, values, gumbels, liks, bnds) -> Draws:
+    """A search's outputs as the reference returns them."""
     return Draws(
         _values(target, values),
         int(liks.sum()),
         {"gumbel_max": gumbels, "draw_evals": liks, "bound_evals": bnds},
     )
+
+
+def astar(target, n: int, rng: np.random.Generator) -> Draws:
+    return _searched(target, *astar_kernel(*_args(target), n, rng))
 
 
 def drill_down(target, n: int, rng: np.random.Generator) -> Draws:
-    values, gumbels, liks, bnds = drill_down_kernel(*_args(target), float(target.mode), n, rng)
-    return Draws(
-        _values(target, values),
-        int(liks.sum()),
-        {"gumbel_max": gumbels, "draw_evals": liks, "bound_evals": bnds},
-    )
+    return _searched(target, *drill_down_kernel(*_args(target), float(target.mode), n, rng))
 
 
 def os_star(target, n: int, rng: np.random.Generator, strategy: int = 1) -> Draws:
-    values, gumbels, liks, bnds = os_star_kernel(*_args(target), int(strategy), n, rng)
-    return Draws(
-        _values(target, values),
-        int(liks.sum()),
-        {"gumbel_max": gumbels, "draw_evals": liks, "bound_evals": bnds},
-    )
+    return _searched(target, *os_star_kernel(*_args(target), int(strategy), n, rng))
 
 
 def rejection(target, n: int, rng: np.random.Generator) -> Draws:
