@@ -69,6 +69,25 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         package="harness.experiments.gaussian_mixture",
     ),
     Experiment(
+        name="astar-drill-down",
+        paper="001_78ff986a3d316097.txt, Sec. 6.1 (Fig. 2a)",
+        summary="A* drill-down vs rejection on exp(-x)/(1+x)^a: evaluations per sample vs a",
+        help="p(x) proportional to exp(-x)/(1+x)^a, proposal Exp(1), a log-spaced over [1, 1e6], "
+        "1000 exact samples per a by astar-drill-down and by rejection (quick: rejection up to "
+        "a = 1e4; full: to 1e6), with rejection's expected cost 1/Z from quadrature.",
+        package="harness.experiments.astar_drill_down",
+    ),
+    Experiment(
+        name="astar-clutter",
+        paper="001_78ff986a3d316097.txt, Sec. 6.1 (clutter)",
+        summary="A* and OS* on the clutter posterior, D = 1..4: evaluations per sample",
+        help="clutter problem (20 points, half in [-5,-3]^D, half in [2,4]^D; prior N(0, 2^2 I) "
+        "as the proposal; constant per-point bounds), D = 1..4, A* against OS* (strategy 1); "
+        "quick: 10 data sets x 10 samples a D; full: 100 x 10. Paper: about 900 likelihood "
+        "evaluations at D = 3, 4000 at D = 4; OS* 16-40% more.",
+        package="harness.experiments.astar_clutter",
+    ),
+    Experiment(
         name="gate-quality",
         paper="the harness's own gates (no paper)",
         summary="Both error rates of every gate: false failures on correct samplers, planted "

@@ -10,7 +10,7 @@
 - ``log_lik`` and ``bound`` are plain functions of NumPy arrays and floats, so a Numba kernel
   can compile the same source; a helper they call must itself be ``numba.njit``-compiled.
 
-Ground truth for d = 1 (:func:`quadrature_truth`): log Z and the CDF on a dense grid.
+Ground truth for d <= 2 (:func:`quadrature_truth`): log Z and each marginal CDF on a dense grid.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import ClassVar
 
 import numpy as np
 from numba import njit
-from scipy import integrate, special
+from scipy import integrate, interpolate, special
 
 NORMAL, UNIFORM, EXPONENTIAL = 0, 1, 2
 PROPOSALS = {"normal": NORMAL, "uniform": UNIFORM, "exponential": EXPONENTIAL}
@@ -141,16 +141,117 @@ class BoxDensityTarget:
 
     @cached_property
     def truth(self) -> QuadratureTruth:
-        """The quadrature ground truth (d = 1), computed on first use."""
+        """The quadrature ground truth (d <= 2), computed on first use."""
         return quadrature_truth(self)
 
     def cdf(self, x: np.ndarray) -> np.ndarray:
         return self.truth.cdf(x)
 
+    def marginal_cdf(self, j: int, x: np.ndarray) -> np.ndarray:
+        """The CDF of coordinate j under p (quadrature, d <= 2)."""
+        return self.truth.marginal_cdf(j, x)
+
     @property
     def log_normaliser(self) -> float:
         """log Z, the location of the Gumbel maxima A* returns (001, Sec. 4)."""
         return self.truth.log_z
+
+
+@dataclass(frozen=True)
+class BoundViolation:
+    """A point of a box where o exceeds the box's bound: A* is inexact there (001, Sec. 4)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    bound: float
+    x: np.ndarray
+    o: float
+
+    def describe(self) -> str:
+        return (
+            f"bound(lo, hi, data) = {self.bound:.6g} on the box [lo, hi] = "
+            f"[{self.lo.tolist()}, {self.hi.tolist()}] is below o(x) = {self.o:.6g} at x = "
+            f"{self.x.tolist()}"
+        )
+
+
+def _points_in(
+    target: BoxDensityTarget, lo: np.ndarray, hi: np.ndarray, points: int, rng: np.random.Generator
+) -> list[np.ndarray]:
+    """``points`` points of [lo, hi]: half from the proposal restricted to the box, half uniform
+    on its finite sides (the proposal's own draws there where a side is infinite), so a box whose
+    proposal mass sits at one end is still covered."""
+    out = [target.sample_in(lo, hi, rng.random(target.d)) for _ in range(points - points // 2)]
+    finite = np.isfinite(lo) & np.isfinite(hi)
+    for _ in range(points // 2):
+        x = target.sample_in(lo, hi, rng.random(target.d))
+        x[finite] = lo[finite] + rng.random(int(finite.sum())) * (hi - lo)[finite]
+        out.append(x)
+    return out
+
+
+def bound_violations(
+    target: BoxDensityTarget,
+    boxes: list[tuple[np.ndarray, np.ndarray, float]],
+    points: int,
+    rng: np.random.Generator,
+) -> tuple[int, list[BoundViolation]]:
+    """o at ``points`` random points of each box (lo, hi, M) against its bound M, with a
+    relative slack of 1e-9 for rounding; (points checked, violations, worst first)."""
+    checked, found = 0, []
+    for lo, hi, m in boxes:
+        if target.log_mass(lo, hi) == -math.inf:
+            continue
+        for x in _points_in(target, lo, hi, points, rng):
+            o = target.o(x)
+            checked += 1
+            if o > m + 1e-9 * (1.0 + abs(m)):
+                found.append(BoundViolation(lo, hi, m, x, o))
+    found.sort(key=lambda v: v.bound - v.o)
+    return checked, found
+
+
+def split_tree_boxes(
+    target: BoxDensityTarget, rng: np.random.Generator, depth: int = 6, leaves: int = 16
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Boxes as A* makes them (001, Sec. 6: split the longest side at a proposal draw), along
+    ``leaves`` root-to-leaf paths of ``depth`` splits each: every other path keeps the child
+    holding the best of four probes of o (toward a peak, where A* refines), the rest a random
+    child (a spread of places). From the whole box down to small boxes."""
+    boxes = [(target.lo.copy(), target.hi.copy())]
+    for path in range(leaves):
+        lo, hi = target.lo.copy(), target.hi.copy()
+        for _ in range(depth):
+            x = target.sample_in(lo, hi, rng.random(target.d))
+            j = int(np.argmax(hi - lo))
+            if path % 2 == 0:
+                probes = [target.sample_in(lo, hi, rng.random(target.d)) for _ in range(4)]
+                left = max(probes, key=target.o)[j] < x[j]
+            else:
+                left = rng.random() < 0.5
+            lo, hi = lo.copy(), hi.copy()
+            if left:
+                hi[j] = x[j]
+            else:
+                lo[j] = x[j]
+            if target.log_mass(lo, hi) == -math.inf:
+                break
+            boxes.append((lo, hi))
+    return boxes
+
+
+def _check_bound(target: BoxDensityTarget) -> None:
+    """Probe the bound before any work: o at random points of boxes as A* makes them must not
+    exceed it (a bound below o makes A* inexact). A probe, not a proof: the bound-validity gate
+    checks the boxes a run visits."""
+    rng = np.random.default_rng(20140)
+    boxes = [(lo, hi, target.M(lo, hi)) for lo, hi in split_tree_boxes(target, rng, 6, 8)]
+    _, found = bound_violations(target, boxes, 8, rng)
+    if found:
+        raise ValueError(
+            f"{found[0].describe()}: invalid; valid: bound >= o(x) at every x of the box "
+            "(found by probing random points of boxes A* would visit)"
+        )
 
 
 def _check_finite(name: str, values: np.ndarray) -> None:
@@ -175,6 +276,9 @@ def box_density(
     bound of o on the box [lo, hi]. Sides may be infinite except under a uniform proposal, and an
     exponential proposal needs a finite lower end. ``mode`` declares o unimodal in 1-D with its
     maximum there (drill-down relies on it).
+
+    Before returning, the bound is probed at random points of 49 boxes of the kind A* visits;
+    one point where o exceeds it is a ValueError naming the box, the point and both values.
     """
     lo = np.atleast_1d(np.asarray(lo, dtype=np.float64))
     hi = np.atleast_1d(np.asarray(hi, dtype=np.float64))
@@ -230,30 +334,59 @@ def box_density(
             f"mode = {mode!r} is invalid; valid: a point of the side [{lo[0]}, {hi[-1]}] of a "
             "1-D box"
         )
-    return BoxDensityTarget(
+    target = BoxDensityTarget(
         lo, hi, np.array(rows, dtype=np.float64), data, log_lik, bound, name, mode
     )
+    _check_bound(target)
+    return target
 
 
 @dataclass(frozen=True)
 class QuadratureTruth:
-    """log Z and the CDF of a 1-D box density on a grid, with the error of both (the
-    difference from a grid half as fine, a bound for Simpson's rule on a smooth density)."""
+    """log Z and each coordinate's marginal CDF on a grid, with the error of both (the difference
+    from the same rule on a grid half as fine, a bound for Simpson's rule on a smooth density).
 
-    grid: np.ndarray
-    cdf_values: np.ndarray
+    ``grid`` and ``cdf_values`` are the first coordinate's (the only one when d = 1).
+    """
+
+    grids: tuple[np.ndarray, ...]
+    cdfs: tuple[np.ndarray, ...]
+    densities: tuple[np.ndarray, ...]
     log_z: float
     log_z_error: float
     cdf_error: float
 
+    @cached_property
+    def _splines(self) -> tuple[interpolate.CubicHermiteSpline, ...]:
+        # The CDF's slope is the marginal density, known on the grid: cubic Hermite
+        # interpolation errs by O(h^4) between points where linear errs by O(h^2).
+        return tuple(
+            interpolate.CubicHermiteSpline(g, c, f, extrapolate=False)
+            for g, c, f in zip(self.grids, self.cdfs, self.densities, strict=True)
+        )
+
+    @property
+    def grid(self) -> np.ndarray:
+        return self.grids[0]
+
+    @property
+    def cdf_values(self) -> np.ndarray:
+        return self.cdfs[0]
+
+    def marginal_cdf(self, j: int, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        grid = self.grids[j]
+        inside = np.clip(x, grid[0], grid[-1])  # the CDF is 0 below the grid and 1 above it
+        return np.clip(self._splines[j](inside), 0.0, 1.0)
+
     def cdf(self, x: np.ndarray) -> np.ndarray:
-        return np.interp(np.asarray(x, dtype=np.float64), self.grid, self.cdf_values)
+        return self.marginal_cdf(0, x)
 
 
-def _support(target: BoxDensityTarget, width: float) -> tuple[float, float]:
-    """The part of the side where the density is not negligible: the box, with an infinite end
+def _support(target: BoxDensityTarget, j: int, width: float) -> tuple[float, float]:
+    """The part of side j where the density is not negligible: the side, with an infinite end
     cut where the proposal's tail mass falls below exp(-width) (o <= M there)."""
-    (code, a, b), lo, hi = target.proposal[0], target.lo[0], target.hi[0]
+    (code, a, b), lo, hi = target.proposal[j], target.lo[j], target.hi[j]
     if code == NORMAL:
         k = math.sqrt(2.0 * width)
         return max(lo, a - k * b), min(hi, a + k * b)
@@ -262,44 +395,100 @@ def _support(target: BoxDensityTarget, width: float) -> tuple[float, float]:
     return lo, hi
 
 
-def quadrature_truth(target: BoxDensityTarget, points: int = 2**16 + 1) -> QuadratureTruth:
-    """log Z = log of the integral of exp(i + o) over the box, and the CDF, by Simpson's rule
-    (cumulative for the CDF) on ``points`` points (d = 1 only).
+@njit(cache=False)
+def _o_on_plane(log_lik, data, xs, ys, out):  # pragma: no cover - compiled
+    x = np.empty(2)
+    for a in range(xs.size):
+        for b in range(ys.size):
+            x[0] = xs[a]
+            x[1] = ys[b]
+            out[a, b] = log_lik(x, data)
 
-    A first grid over the side (an infinite end cut where the proposal's tail is below e^-80)
-    finds where the mass lies (CDF between 1e-15 and 1 - 1e-15); the grid is narrowed to that
-    window until a quarter of its points lie inside it.
-    The errors are the differences from the same rule on every other point; the CDF's includes
-    linear interpolation between those points, so it bounds what :meth:`QuadratureTruth.cdf`
-    adds between grid points.
+
+def _log_density_on(target: BoxDensityTarget, axes: list[np.ndarray]) -> np.ndarray:
+    """i + o on the tensor grid of ``axes`` (d = 1 or 2). i is a product, so it adds per axis;
+    o on a plane is compiled when Numba can compile ``log_lik`` (a million points), else looped."""
+    log_i = [
+        np.array([log_density_1d(int(c), a, b, target.lo[j], v) for v in axis])
+        for j, ((c, a, b), axis) in enumerate(zip(target.proposal, axes, strict=True))
+    ]
+    if len(axes) == 1:
+        o = np.array([target.o(np.array([v])) for v in axes[0]])
+        return log_i[0] + o
+    o = np.empty((axes[0].size, axes[1].size))
+    try:
+        _o_on_plane(njit(cache=False)(target.log_lik), target.data, axes[0], axes[1], o)
+    except Exception:  # any compile failure: a plain loop gives the same values
+        for a, u in enumerate(axes[0]):
+            for b, v in enumerate(axes[1]):
+                o[a, b] = target.o(np.array([u, v]))
+    return log_i[0][:, None] + log_i[1][None, :] + o
+
+
+def _marginals(
+    axes: list[np.ndarray], f: np.ndarray, top: float
+) -> tuple[float, list[np.ndarray], list[np.ndarray]]:
+    """log Z, each coordinate's normalised CDF and marginal density from f = exp(i + o - top)
+    on the grid: Simpson over the other axis, then cumulative Simpson along its own."""
+    cdfs, densities, totals = [], [], []
+    for j, axis in enumerate(axes):
+        density = f
+        for k in reversed(range(len(axes))):
+            if k != j:
+                density = integrate.simpson(density, x=axes[k], axis=k)
+        cdf = np.concatenate([[0.0], integrate.cumulative_simpson(density, x=axis)])
+        totals.append(cdf[-1])
+        cdfs.append(cdf / cdf[-1])
+        densities.append(density / cdf[-1])
+    return top + math.log(totals[0]), cdfs, densities
+
+
+def quadrature_truth(target: BoxDensityTarget, points: int | None = None) -> QuadratureTruth:
+    """log Z = log of the integral of exp(i + o) over the box, and each coordinate's marginal
+    CDF, by Simpson's rule on ``points`` points an axis (d = 1: 2^16 + 1; d = 2: 2^10 + 1).
+
+    A first grid over the box (an infinite end cut where the proposal's tail is below e^-80)
+    finds where the mass lies (each marginal CDF between 1e-15 and 1 - 1e-15); the grid is
+    narrowed to that window until a quarter of its points an axis lie inside it.
+    The errors are the differences from the same rule on every other point; the CDFs' include
+    the interpolation (cubic Hermite, the density as slope) at the points in between, so they
+    bound what :meth:`QuadratureTruth.cdf` adds between grid points.
     """
-    if target.d != 1:
-        raise ValueError(f"d = {target.d} is invalid for quadrature_truth; valid: d = 1")
+    if target.d > 2:
+        raise ValueError(f"d = {target.d} is invalid for quadrature_truth; valid: d = 1 or 2")
+    points = points or (2**16 + 1 if target.d == 1 else 2**10 + 1)
+    windows = [_support(target, j, 80.0) for j in range(target.d)]
 
-    def on(lo: float, hi: float) -> tuple[np.ndarray, np.ndarray, float]:
-        grid = np.linspace(lo, hi, points)
-        lf = np.array([target.log_proposal(x[None]) + target.o(x[None]) for x in grid])
+    def on(windows: list[tuple[float, float]]) -> tuple[list[np.ndarray], np.ndarray, float]:
+        axes = [np.linspace(lo, hi, points) for lo, hi in windows]
+        lf = _log_density_on(target, axes)
         top = float(np.max(lf))
-        return grid, np.exp(lf - top), top
+        return axes, np.exp(lf - top), top
 
-    def rule(x: np.ndarray, y: np.ndarray, top: float) -> tuple[float, np.ndarray]:
-        cdf = np.concatenate([[0.0], integrate.cumulative_simpson(y, x=x)])
-        return top + math.log(cdf[-1]), cdf / cdf[-1]
-
-    grid, f, top = on(*_support(target, 80.0))
-    for _ in range(8):  # narrow the window to the mass until it stops shrinking
-        _, cdf = rule(grid, f, top)
-        cdf = np.maximum.accumulate(cdf)
-        first = max(int(np.searchsorted(cdf, 1e-15, side="right")) - 1, 0)
-        last = min(int(np.searchsorted(cdf, 1.0 - 1e-15, side="left")) + 1, points - 1)
-        if last - first > points // 4:
+    axes, f, top = on(windows)
+    for _ in range(8):  # narrow each axis to the mass until no axis shrinks much
+        _, cdfs, _ = _marginals(axes, f, top)
+        narrowed, done = [], True
+        for axis, cdf in zip(axes, cdfs, strict=True):
+            cdf = np.maximum.accumulate(cdf)
+            first = max(int(np.searchsorted(cdf, 1e-15, side="right")) - 1, 0)
+            last = min(int(np.searchsorted(cdf, 1.0 - 1e-15, side="left")) + 1, points - 1)
+            narrowed.append((axis[first], axis[last]))
+            done = done and last - first > points // 4
+        if done:
             break
-        grid, f, top = on(grid[first], grid[last])
-    log_z, cdf = rule(grid, f, top)
-    coarse_z, coarse = rule(grid[::2], f[::2], top)
-    between = np.interp(grid[1::2], grid[::2], coarse) - cdf[1::2]
-    cdf_error = max(float(np.max(np.abs(cdf[::2] - coarse))), float(np.max(np.abs(between))))
-    return QuadratureTruth(grid, cdf, log_z, abs(log_z - coarse_z), cdf_error)
+        axes, f, top = on(narrowed)
+    log_z, cdfs, densities = _marginals(axes, f, top)
+    coarse_f = f[tuple(slice(None, None, 2) for _ in axes)]
+    half = [a[::2] for a in axes]
+    coarse_z, coarse, coarse_densities = _marginals(half, coarse_f, top)
+    rough = QuadratureTruth(tuple(half), tuple(coarse), tuple(coarse_densities), 0.0, 0.0, 0.0)
+    cdf_error = 0.0
+    for j, (axis, cdf) in enumerate(zip(axes, cdfs, strict=True)):
+        cdf_error = max(cdf_error, float(np.max(np.abs(rough.marginal_cdf(j, axis) - cdf))))
+    return QuadratureTruth(
+        tuple(axes), tuple(cdfs), tuple(densities), log_z, abs(log_z - coarse_z), cdf_error
+    )
 
 
 def _peaky_log_lik(x: np.ndarray, data: np.ndarray) -> float:

@@ -237,6 +237,14 @@ PROBLEMS: tuple[Problem, ...] = (
         lambda: _box("clutter", 1),
         draws={"quick": 4000, "full": 20000},
     ),
+    # The clutter posterior in 2-D: four modes' worth of refinement, a 2-D quadrature truth,
+    # each marginal tested (Holm). About 45 likelihood and 75 bound evaluations a draw.
+    Problem(
+        "clutter-D2",
+        "box-density",
+        lambda: _box("clutter", 2),
+        draws={"quick": 2000, "full": 10000},
+    ),
 )
 
 

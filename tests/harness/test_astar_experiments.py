@@ -1,0 +1,71 @@
+"""The A* experiments (001 Sec. 6) on tiny cells: records, resume, errors, report sections."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from harness.experiments import get_experiment
+from harness.experiments.astar_costs.cells import Cell, CostConfig
+from harness.experiments.astar_costs.figures import points
+from harness.experiments.framework import run, section
+from harness.report import write_report
+from harness.store import RECORDS, load_records
+
+
+def _run(name: str, out: Path, config: CostConfig):
+    return run(
+        get_experiment(name),
+        "quick",
+        0,
+        out,
+        progress=False,
+        scheduler="inprocess",
+        log=lambda msg: None,
+        config=config,
+    )
+
+
+def _tiny(name: str, draws: int = 20) -> CostConfig:
+    """The level's cells with few samples, on the smallest of their targets."""
+    config = get_experiment(name).module().config_for_level("quick", 0)
+    cells = [dataclasses.replace(c, draws=draws) for c in config.cells if c.x <= 100]
+    return dataclasses.replace(config, cells=tuple(cells[:6]))
+
+
+@pytest.mark.parametrize("name", ["astar-drill-down", "astar-clutter"])
+def test_an_astar_experiment_records_every_draw_resumes_and_reports(tmp_path, name):
+    config = _tiny(name)
+    first = _run(name, tmp_path / "out", config)
+    assert first.ran == len(config.cells) and first.planned == len(config.cells)
+    records = load_records(tmp_path / "out" / RECORDS)
+    for r in records:
+        assert len(r["liks"]) == len(r["bounds"]) == 20 and min(r["liks"]) >= 1
+    again = _run(name, tmp_path / "out", config)
+    assert again.ran == 0 and again.already_done == len(config.cells)
+    sec = section(get_experiment(name), tmp_path / "out")
+    assert sec["complete"] and sec["figure_groups"][0]["figures"][0]["svg"].startswith("<svg")
+    assert sec["tables"] and all(t["rows"] for t in sec["tables"])
+    html = write_report([tmp_path / "out"], tmp_path / "r.html")
+    assert name in Path(html).read_text()
+
+
+def test_drill_down_costs_about_a_binary_search_where_rejection_costs_1_over_z(tmp_path):
+    config = _tiny("astar-drill-down", draws=200)
+    _run("astar-drill-down", tmp_path / "out", config)
+    pts = {(p.series, p.x): p for p in points(load_records(tmp_path / "out" / RECORDS))}
+    drill, reject = pts[("drill-down A*", 100.0)], pts[("rejection", 100.0)]
+    assert drill.mean("liks") < 10 < 50 < reject.mean("liks")  # rejection: 1 / Z = 96 at a = 100
+
+
+def test_a_bad_cell_is_refused_before_any_work(tmp_path):
+    with pytest.raises(ValueError, match="target"):
+        Cell("s", 1.0, "astar", "no-such-target", {}, 10)
+    with pytest.raises(ValueError, match="no-such-sampler"):
+        Cell("s", 1.0, "no-such-sampler", "peaky", {"a": 1.0}, 10)
+    with pytest.raises(ValueError, match="draws"):
+        Cell("s", 1.0, "astar", "peaky", {"a": 1.0}, 0)
+    with pytest.raises(ValueError, match="strategy"):
+        Cell("s", 1.0, "os-star", "peaky", {"a": 1.0}, 5, params={"strategy": 3})
