@@ -88,6 +88,38 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         package="harness.experiments.astar_clutter",
     ),
     Experiment(
+        name="astar-bounds",
+        paper="001_78ff986a3d316097.txt, Sec. 6.2 (Fig. 2b)",
+        summary="A* with constant, linear and tight bounds on a Gaussian mean as N grows",
+        help="the mean of a 1-D Gaussian from N observations (prior as the proposal), N in "
+        "1..1e4; A* with constant, linear and tight (quadratic) bounds: likelihood and bound "
+        "evaluations per sample. quick: 5 data sets x 20 samples a point; full: 10 x 100. "
+        "Paper: linear about 3x tight, constant O(sqrt N) x.",
+        package="harness.experiments.astar_bounds",
+    ),
+    Experiment(
+        name="astar-intervals",
+        paper="001_78ff986a3d316097.txt, Sec. 6.3 (Fig. 2c)",
+        summary="A* and OS* with mpmath interval bounds on five nonlinear regressions",
+        help="five nonlinear regression models of Fig. 2c (our prior ranges; N = 3 synthetic "
+        "points), bounds by mpmath interval arithmetic, reference samplers: A* against "
+        "rejection's expected cost over noise levels, and OS* against A* at sigma = 0.3 "
+        "(cost = liks + 2 x bounds). quick: 3 instances x 5 samples; full: 20 x 50 (hours).",
+        package="harness.experiments.astar_intervals",
+    ),
+    Experiment(
+        name="astar-robust",
+        paper="001_78ff986a3d316097.txt, Sec. 6.4 (Fig. 3)",
+        summary="A* vs OS* on robust Cauchy regression; 200 samples with reused bounds; slice",
+        help="robust (Cauchy) regression with bimodal posterior (data as in the paper), D = 2, "
+        "N = 250, per-point linear/quadratic bounds, cost = liks + (D+1) x bounds: A* with "
+        "extra draws per node against OS* (both strategies) refining on a share p of "
+        "rejections, single samples and 200 samples with reused bounds; a random-direction "
+        "slice sampler at 10x A*'s budget counts mode switches. quick: 3 + 2 data sets; "
+        "full: 20 + 5, slice at D = 2 and 3.",
+        package="harness.experiments.astar_robust",
+    ),
+    Experiment(
         name="gate-quality",
         paper="the harness's own gates (no paper)",
         summary="Both error rates of every gate: false failures on correct samplers, planted "

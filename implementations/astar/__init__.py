@@ -14,6 +14,13 @@ REJECTION_PROBLEMS = ("peaky-exponential-a10",)
 #: Drill-down needs a 1-D target whose o is unimodal with a declared mode.
 DRILL_DOWN_PROBLEMS = ("peaky-exponential-a10",)
 
+#: The 1-D problems, where each variant's check costs a few seconds of reference draws (A* on
+#: clutter-D2 costs several milliseconds a draw there).
+BOX_PROBLEMS_1D = ("peaky-exponential-a10", "clutter-D1")
+
+#: extra_draws is a Poisson mean: each expansion costs about that many likelihood evaluations.
+MAX_EXTRA_DRAWS = 1000.0
+
 
 def _check_unimodal(target: Any, params: Mapping[str, Any]) -> None:
     if target.d != 1 or target.mode is None:
@@ -32,8 +39,41 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
         guarantee="exact",
         target_kinds=("box-density",),
         implementations={"reference": reference.astar, "numba": fast.astar},
+        params=(
+            Param(
+                "extra_draws",
+                0.0,
+                float,
+                low=0.0,
+                high=MAX_EXTRA_DRAWS,
+                doc="001 Sec. 4, second variant: a popped node draws 1 + Poisson(extra_draws) "
+                "pairs (G, X) of its box, each further one the box's next-largest Gumbel at a "
+                "fresh X (one more likelihood evaluation), stopping once LB beats G + M(box); "
+                "its children are truncated below the last G drawn. Better lower bounds prune "
+                "more, so fewer bound evaluations are spent (clutter-D1: about 11 -> 19 -> 37 "
+                "likelihood and 19 -> 17 -> 14 bound evaluations a draw at 0, 1, 4). Fig. 3 of "
+                "001 uses 1/p - 1 for p from 1 down to 0.1; 0 is Alg. 2",
+            ),
+            Param(
+                "reuse",
+                False,
+                bool,
+                doc="001 Sec. 4, first variant: the boxes every search splits, with their "
+                "bounds, persist across the n draws of one call, and each search runs on a "
+                "fresh Gumbel process over that partition (exact and independent draws; only "
+                "the cost depends on the earlier draws). clutter-D1 over 500 draws: about 11 "
+                "-> 1.1 likelihood and 19 -> 1.5 bound evaluations a draw. Calls do not share "
+                "the partition, so n/2 + n/2 draws cost more than n",
+            ),
+        ),
         summary="A* search over the top-down Gumbel process of the proposal, guided by the "
         "bounds M(B) >= o on boxes; returns the exact sample and its Gumbel(log Z) maximum.",
+        checks=(
+            Check(),
+            Check({"extra_draws": 1.0}, problems=("clutter-D1",)),
+            Check({"reuse": True}, problems=BOX_PROBLEMS_1D),
+            Check({"extra_draws": 1.0, "reuse": True}, problems=("clutter-D1",)),
+        ),
         kernels=(fast.astar_kernel,),
     ),
     AlgorithmSpec(
@@ -65,10 +105,38 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
                 doc="refinement after a rejection: 1 splits the proposed piece at the rejected "
                 "point, 2 splits the piece of largest proposal mass at its median",
             ),
+            Param(
+                "refine_prob",
+                1.0,
+                float,
+                low=0.0,
+                high=1.0,
+                low_inclusive=False,
+                doc="001 Sec. 6.4, Fig. 3: refine after a rejection only with this probability "
+                "(1 down to 0.1 in the paper), trading bound evaluations for likelihood "
+                "evaluations (clutter-D1 at 0.3: about 14 -> 31 likelihood and 26 -> 19 bound "
+                "evaluations a draw); 1 refines on every rejection",
+            ),
+            Param(
+                "reuse",
+                False,
+                bool,
+                doc="001 Sec. 4 and 6.4 (Fig. 3 right): the refined pieces persist across the n "
+                "draws of one call instead of resetting per draw (exact and independent draws "
+                "either way: any envelope M_j >= o is a valid proposal). clutter-D1 over 500 "
+                "draws: about 14 -> 1.3 likelihood and 26 -> 0.6 bound evaluations a draw. "
+                "Calls do not share the pieces, so n/2 + n/2 draws cost more than n",
+            ),
         ),
         summary="Adaptive rejection with piecewise-constant bounds: pick a piece by "
-        "nu(B) exp(M(B)), accept by exp(o - M), refine on rejection; the pieces reset per draw.",
-        checks=(Check(), Check({"strategy": 2}, problems=("peaky-exponential-a10",))),
+        "nu(B) exp(M(B)), accept by exp(o - M), refine on rejection; the pieces reset per draw "
+        "unless reused.",
+        checks=(
+            Check(),
+            Check({"strategy": 2}, problems=("peaky-exponential-a10",)),
+            Check({"refine_prob": 0.3}, problems=("clutter-D1",)),
+            Check({"reuse": True}, problems=BOX_PROBLEMS_1D),
+        ),
         kernels=(fast.os_star_kernel,),
     ),
     AlgorithmSpec(

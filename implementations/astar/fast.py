@@ -5,6 +5,9 @@ scipy's own C functions (``scipy.special.cython_special``), called through ctype
 reference's ``scipy.special.ndtr``/``ndtri`` and these agree bit for bit. A target's
 ``log_lik`` and ``bound`` are compiled from the same source the reference calls.
 
+A*'s kernel keeps the bound partition as a binary tree in arrays (``reference.Box``): reset
+for every draw, or kept across the draws of one call with ``reuse``.
+
 Nothing here is cached on disk: Numba cannot cache a function that calls a ctypes pointer or
 takes another compiled function as an argument, so each process compiles on its first call.
 """
@@ -116,68 +119,148 @@ def _grow(a):
 
 
 @njit(cache=False)
-def astar_kernel(box_lo, box_hi, proposal, data, log_lik, bound, n, rng):
+def _poisson_count(rng, rate):
+    """``reference.poisson_count``: arrivals of a unit-rate process before ``rate``."""
+    count = 0
+    t = rng.standard_exponential()
+    while t < rate:
+        count += 1
+        t += rng.standard_exponential()
+    return count
+
+
+@njit(cache=False)
+def _share(log_a, log_b):
+    """``reference._share``: nu(A) / (nu(A) + nu(B)) from the log masses."""
+    diff = log_b - log_a
+    if diff >= 0.0:
+        e = math.exp(-diff)
+        return e / (1.0 + e)
+    return 1.0 / (1.0 + math.exp(diff))
+
+
+@njit(cache=False)
+def astar_kernel(box_lo, box_hi, proposal, data, log_lik, bound, extra_draws, reuse, n, rng):
     d = box_lo.size
     values = np.empty((n, d))
     gumbels = np.empty(n)
     liks = np.zeros(n, dtype=np.int64)
     bnds = np.zeros(n, dtype=np.int64)
+    # The bound partition, a binary tree (reference.Box): box b has the proposal mass t_nu[b],
+    # the bound t_m[b] (its own once t_own[b]) and the children t_kid[b], t_kid[b] + 1 (-1: a
+    # leaf). Without reuse it restarts from the root box for every draw.
+    tcap = 64
+    t_lo = np.empty((tcap, d))
+    t_hi = np.empty((tcap, d))
+    t_nu = np.empty(tcap)
+    t_m = np.empty(tcap)
+    t_own = np.zeros(tcap, dtype=np.bool_)
+    t_kid = np.empty(tcap, dtype=np.int64)
+    boxes = 0
+    # Queue nodes: priority -(G + M), push order, Gumbel G, location (leaves only), box.
     cap = 64
-    neg = np.empty(cap)  # -(G + M): the priority, smallest first
+    neg = np.empty(cap)
     seq = np.empty(cap, dtype=np.int64)
     g_ = np.empty(cap)
-    m_ = np.empty(cap)
     x_ = np.empty((cap, d))
-    lo_ = np.empty((cap, d))
-    hi_ = np.empty((cap, d))
+    b_ = np.empty(cap, dtype=np.int64)
     heap = np.empty(cap, dtype=np.int64)
     best = np.empty(d)
-    log_nu = _log_mass(proposal, box_lo, box_lo, box_hi)  # the same root for every draw
+    x_k = np.empty(d)
+    log_root = _log_mass(proposal, box_lo, box_lo, box_hi)  # the same root for every draw
     for k in range(n):
-        g_[0] = log_nu - _log(rng.standard_exponential())
-        _sample_in(proposal, box_lo, box_hi, rng, x_[0])
-        lo_[0] = box_lo
-        hi_[0] = box_hi
-        m_[0] = bound(box_lo, box_hi, data)
-        bnds[k] += 1
-        neg[0] = -(g_[0] + m_[0])
+        fresh = boxes == 0 or not reuse
+        if fresh:
+            t_lo[0] = box_lo
+            t_hi[0] = box_hi
+            t_nu[0] = log_root
+            t_kid[0] = -1
+            boxes = 1
+        g_[0] = log_root - _log(rng.standard_exponential())
+        if t_kid[0] < 0:
+            _sample_in(proposal, box_lo, box_hi, rng, x_[0])
+        if fresh:
+            t_m[0] = bound(box_lo, box_hi, data)
+            t_own[0] = True
+            bnds[k] += 1
+        b_[0] = 0
+        neg[0] = -(g_[0] + t_m[0])
         seq[0] = 0
         size = _heap_push(heap, 0, neg, seq, 0)
         used = 1
         lower = -math.inf
         while size > 0 and lower < -neg[heap[0]]:
             p, size = _heap_pop(heap, size, neg, seq)
-            lb = g_[p] + log_lik(x_[p], data)
-            liks[k] += 1
-            if lower < lb:
-                lower = lb
-                best[:] = x_[p]
-            j = _longest_side(lo_[p], hi_[p])
-            for side in range(2):
+            b = b_[p]
+            g = g_[p]
+            left = t_kid[b]
+            heir = -1  # a split leaf's children are both truncated below its last G
+            if left < 0:  # a leaf: evaluate, draw more pairs (extra_draws), split at x_[p]
+                lb = g + log_lik(x_[p], data)
+                liks[k] += 1
+                if lower < lb:
+                    lower = lb
+                    best[:] = x_[p]
+                if extra_draws > 0.0:
+                    if lower < g + t_m[b]:
+                        count = _poisson_count(rng, extra_draws)
+                        while count > 0 and lower < g + t_m[b]:
+                            g = _trunc_gumbel(t_nu[b], g, rng.standard_exponential())
+                            _sample_in(proposal, t_lo[b], t_hi[b], rng, x_k)
+                            lb = g + log_lik(x_k, data)
+                            liks[k] += 1
+                            if lower < lb:
+                                lower = lb
+                                best[:] = x_k
+                            count -= 1
+                    if lower >= g + t_m[b]:
+                        continue  # the rest of box b cannot beat LB
+                if boxes + 2 > tcap:
+                    tcap *= 2
+                    t_lo, t_hi, t_nu, t_m = _grow(t_lo), _grow(t_hi), _grow(t_nu), _grow(t_m)
+                    t_own, t_kid = _grow(t_own), _grow(t_kid)
+                left = boxes
+                boxes += 2
+                t_kid[b] = left
+                j = _longest_side(t_lo[b], t_hi[b])
+                for c in range(left, left + 2):
+                    t_lo[c] = t_lo[b]
+                    t_hi[c] = t_hi[b]
+                    t_m[c] = t_m[b]
+                    t_own[c] = False
+                    t_kid[c] = -1
+                t_hi[left, j] = x_[p, j]
+                t_lo[left + 1, j] = x_[p, j]
+                for c in range(left, left + 2):
+                    t_nu[c] = _log_mass(proposal, box_lo, t_lo[c], t_hi[c])
+            elif rng.random() < _share(t_nu[left], t_nu[left + 1]):  # split in an earlier draw
+                heir = left
+            else:
+                heir = left + 1
+            for c in range(left, left + 2):
+                if t_nu[c] == -math.inf:
+                    continue
                 if used + 1 >= cap:
                     cap *= 2
-                    neg, seq, g_, m_ = _grow(neg), _grow(seq), _grow(g_), _grow(m_)
-                    x_, lo_, hi_, heap = _grow(x_), _grow(lo_), _grow(hi_), _grow(heap)
-                c = used
-                lo_[c] = lo_[p]
-                hi_[c] = hi_[p]
-                if side == 0:
-                    hi_[c, j] = x_[p, j]
+                    neg, seq, g_, x_ = _grow(neg), _grow(seq), _grow(g_), _grow(x_)
+                    b_, heap = _grow(b_), _grow(heap)
+                s = used
+                if c == heir:
+                    g_[s] = g
                 else:
-                    lo_[c, j] = x_[p, j]
-                log_c = _log_mass(proposal, box_lo, lo_[c], hi_[c])
-                if log_c == -math.inf:
-                    continue
-                g_[c] = _trunc_gumbel(log_c, g_[p], rng.standard_exponential())
-                _sample_in(proposal, lo_[c], hi_[c], rng, x_[c])
-                if lower < g_[c] + m_[p]:
-                    m_[c] = bound(lo_[c], hi_[c], data)
+                    g_[s] = _trunc_gumbel(t_nu[c], g, rng.standard_exponential())
+                if t_kid[c] < 0:
+                    _sample_in(proposal, t_lo[c], t_hi[c], rng, x_[s])
+                if lower < g_[s] + t_m[c] and not t_own[c]:  # the inherited bound may prune c
+                    t_m[c] = bound(t_lo[c], t_hi[c], data)
+                    t_own[c] = True
                     bnds[k] += 1
-                    if lower < g_[c] + m_[c]:
-                        neg[c] = -(g_[c] + m_[c])
-                        seq[c] = c
-                        size = _heap_push(heap, size, neg, seq, c)
-                        used += 1
+                if lower < g_[s] + t_m[c]:
+                    b_[s] = c
+                    neg[s] = -(g_[s] + t_m[c])
+                    seq[s] = s
+                    size = _heap_push(heap, size, neg, seq, s)
+                    used += 1
         values[k] = best
         gumbels[k] = lower
     return values, gumbels, liks, bnds
@@ -225,7 +308,9 @@ def drill_down_kernel(box_lo, box_hi, proposal, data, log_lik, bound, mode, n, r
 
 
 @njit(cache=False)
-def os_star_kernel(box_lo, box_hi, proposal, data, log_lik, bound, strategy, n, rng):
+def os_star_kernel(
+    box_lo, box_hi, proposal, data, log_lik, bound, strategy, refine_prob, reuse, n, rng
+):
     d = box_lo.size
     values = np.empty((n, d))
     gumbels = np.empty(n)
@@ -239,13 +324,15 @@ def os_star_kernel(box_lo, box_hi, proposal, data, log_lik, bound, strategy, n, 
     cum = np.empty(cap)
     x = np.empty(d)
     log_root = _log_mass(proposal, box_lo, box_lo, box_hi)
+    size = 0
     for k in range(n):
-        p_lo[0] = box_lo
-        p_hi[0] = box_hi
-        log_nu[0] = log_root
-        m_[0] = bound(box_lo, box_hi, data)
-        bnds[k] = 1
-        size = 1
+        if size == 0 or not reuse:  # the pieces restart from the box, or persist (reuse)
+            p_lo[0] = box_lo
+            p_hi[0] = box_hi
+            log_nu[0] = log_root
+            m_[0] = bound(box_lo, box_hi, data)
+            bnds[k] = 1
+            size = 1
         time = 0.0
         while True:
             top = -math.inf
@@ -268,6 +355,8 @@ def os_star_kernel(box_lo, box_hi, proposal, data, log_lik, bound, strategy, n, 
                 values[k] = x
                 gumbels[k] = -math.log(time)
                 break
+            if refine_prob < 1.0 and rng.random() >= refine_prob:
+                continue
             if strategy == 2:
                 j = 0
                 for i in range(1, size):
@@ -344,16 +433,31 @@ def _searched(target, values, gumbels, liks, bnds) -> Draws:
     )
 
 
-def astar(target, n: int, rng: np.random.Generator) -> Draws:
-    return _searched(target, *astar_kernel(*_args(target), n, rng))
+def astar(
+    target,
+    n: int,
+    rng: np.random.Generator,
+    extra_draws: float = 0.0,
+    reuse: bool = False,
+) -> Draws:
+    kernel = astar_kernel(*_args(target), float(extra_draws), bool(reuse), n, rng)
+    return _searched(target, *kernel)
 
 
 def drill_down(target, n: int, rng: np.random.Generator) -> Draws:
     return _searched(target, *drill_down_kernel(*_args(target), float(target.mode), n, rng))
 
 
-def os_star(target, n: int, rng: np.random.Generator, strategy: int = 1) -> Draws:
-    return _searched(target, *os_star_kernel(*_args(target), int(strategy), n, rng))
+def os_star(
+    target,
+    n: int,
+    rng: np.random.Generator,
+    strategy: int = 1,
+    refine_prob: float = 1.0,
+    reuse: bool = False,
+) -> Draws:
+    kernel = os_star_kernel(*_args(target), int(strategy), float(refine_prob), bool(reuse), n, rng)
+    return _searched(target, *kernel)
 
 
 def rejection(target, n: int, rng: np.random.Generator) -> Draws:

@@ -1,14 +1,21 @@
-"""A* sampling and its rejection baseline, written to be read against 001_78ff986a3d316097.txt.
+"""A* sampling, its variants and its rejection baselines, written to be read against
+001_78ff986a3d316097.txt (Alg. 2, Sec. 4 and 5).
 
 Randomness, in this order, so a compiled version can consume the same draws: a node's Gumbel
-takes one ``standard_exponential()``, then its location one ``random()`` a coordinate; a
-rejection proposal takes ``random()`` a coordinate, then ``random()`` for the accept test.
-"""
+takes one ``standard_exponential()``, then its location (leaves only) one ``random()`` a
+coordinate; expanding a box split in an earlier draw takes one ``random()`` for the heir before
+its children's draws; extra draws at a popped leaf take their Poisson count's arrivals, then per
+pair a Gumbel and a location. A rejection proposal takes ``random()`` a coordinate, then
+``random()`` for the accept test; OS* (pick ``random()``, arrival ``standard_exponential()``,
+location, accept test) takes one more ``random()`` after a rejection when it refines with a
+probability below 1."""
 
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -37,39 +44,168 @@ def _node(target, lo, hi, upper: float, rng: np.random.Generator) -> tuple[float
     return g, target.sample_in(lo, hi, rng.random(target.d))
 
 
-def astar_one(target, rng: np.random.Generator) -> tuple[np.ndarray, float, int, int]:
-    """One exact draw by A* sampling (001, Alg. 2): the sample X*, its Gumbel value LB
-    (a Gumbel(log Z) draw), and the likelihood and bound evaluations spent."""
+def poisson_count(rate: float, rng: np.random.Generator) -> int:
+    """A Poisson(rate) draw as the number of unit-rate arrivals before ``rate`` (one
+    ``standard_exponential()`` an arrival, plus one): Numba's compiled ``poisson`` does not
+    follow NumPy's stream, its ``standard_exponential`` does (DESIGN.md, Randomness)."""
+    count = 0
+    t = rng.standard_exponential()
+    while t < rate:
+        count += 1
+        t += rng.standard_exponential()
+    return count
+
+
+def _share(log_a: float, log_b: float) -> float:
+    """nu(A) / (nu(A) + nu(B)) from log nu(A) and log nu(B), without overflow (0 when A is empty,
+    1 when B is)."""
+    diff = log_b - log_a
+    if diff >= 0.0:
+        e = math.exp(-diff)
+        return e / (1.0 + e)
+    return 1.0 / (1.0 + math.exp(diff))
+
+
+@dataclass(eq=False)
+class Box:
+    """A box of A*'s bound partition, a binary tree (001, Sec. 4, "A* Sampling Variants").
+
+    ``m`` bounds o on the box: its own bound M(box) once ``own``, else the bound of the box it was
+    split from (valid: the box lies inside it), until a search needs a sharper one. ``children``
+    are the two halves of a split at a point drawn inside the box (``None`` while a leaf).
+    """
+
+    lo: np.ndarray
+    hi: np.ndarray
+    log_nu: float
+    m: float
+    own: bool = False
+    children: tuple[Box, Box] | None = None
+
+
+def _gumbel(log_nu: float, upper: float, rng: np.random.Generator) -> float:
+    """Gumbel(log_nu) truncated below ``upper`` (untruncated when upper = inf), one Exp(1)."""
+    e = rng.standard_exponential()
+    if upper == math.inf:
+        return log_nu - math.log(e)
+    return trunc_gumbel_from_exponential(log_nu, upper, e)
+
+
+def _location(target, box: Box, rng: np.random.Generator) -> np.ndarray | None:
+    """X ~ nu(. | B) for a leaf (one uniform a coordinate); a split box needs none."""
+    if box.children is not None:
+        return None
+    return target.sample_in(box.lo, box.hi, rng.random(target.d))
+
+
+def astar_one(
+    target, rng: np.random.Generator, extra_draws: float = 0.0, root: Box | None = None
+) -> tuple[np.ndarray, float, int, int, Box]:
+    """One exact draw by A* sampling (001, Alg. 2): the sample X*, its Gumbel value LB (a
+    Gumbel(log Z) draw), the likelihood and bound evaluations spent, and the bound partition the
+    search leaves behind (``root``, refined by its splits).
+
+    Every queue node is a box of the partition with the maximum G of the proposal's Gumbel
+    process in it. The partition is refined exactly where and when the search splits, and a
+    node is split only when popped, once: so a node created in this draw is a leaf until it is
+    popped, and a popped node that already has children was split in an earlier draw (only with
+    ``root`` given). Popping a node:
+    - a leaf: evaluate G + o(X) at its location X ~ nu(. | B) (a lower bound LB), then, with
+      ``extra_draws`` > 0, 1 + Poisson(extra_draws) pairs in all, each further one the box's
+      next-largest Gumbel G <- TruncGumbel(log nu(B), G) at a fresh X ~ nu(. | B) (001, Sec. 4,
+      second variant: more likelihood, fewer bound evaluations). The draws stop early, and the box
+      is dropped, once LB >= G + M(B): the rest of B cannot beat LB. Otherwise B splits at its
+      first X; the points of B not yet drawn form its Poisson process below the last G, so each
+      child C gets TruncGumbel(log nu(C), last G), independently (001, Alg. 1);
+    - a box split in an earlier draw (``root`` given, 001 Sec. 4, first variant): its maximum
+      lies in child L with probability nu(L) / nu(B), so one child, drawn so, inherits G (the
+      heir) and the other gets TruncGumbel(log nu(C), G). Expanding costs no evaluation.
+    A child enters the queue unless LB >= G_C + M, where M is its bound if known, else its
+    parent's; only a child that survives its parent's bound gets its own bound computed, as in
+    Alg. 2, and a partition box keeps that bound for every later draw.
+
+    Exactness with a reused partition: descending a fixed tree by heirs and truncated Gumbels is
+    the top-down construction on a fixed partition, so the leaves' maxima are independent
+    Gumbel(log nu(leaf)) at independent X ~ nu(. | leaf): a fresh Gumbel process of nu, drawn
+    lazily, which is what a search started from every leaf with its own fresh Gumbel would see.
+    The bounds are valid whatever the partition, so A* returns that process's argmax of G + o(X),
+    an exact draw (001, Sec. 4). The partition carries the earlier draws' randomness into this
+    draw's cost only, never into its law: given the past the draw is exact, hence independent of
+    the earlier draws. With ``root = None`` the search starts from the whole box and is exactly
+    Alg. 2 (with extra_draws = 0 it consumes the same draws as before the variants existed).
+    """
     lik = bnd = 0
     lower, best = -math.inf, None
-    lo, hi = target.lo.copy(), target.hi.copy()
-    g, x = _node(target, lo, hi, math.inf, rng)
-    m = target.M(lo, hi)
-    bnd += 1
-    queue = [(-(g + m), 0, g, m, x, lo, hi)]
-    count = 1
+    fresh = root is None
+    if fresh:
+        lo, hi = target.lo.copy(), target.hi.copy()
+        root = Box(lo, hi, target.log_mass(lo, hi), math.nan)
+    g = _gumbel(root.log_nu, math.inf, rng)
+    x = _location(target, root, rng)
+    if fresh:
+        root.m, root.own = target.M(root.lo, root.hi), True
+        bnd += 1
+    order = itertools.count()  # ties in priority go to the earlier push
+    queue = [(-(g + root.m), next(order), g, x, root)]
     while queue and lower < -queue[0][0]:
-        _, _, g, m, x, lo, hi = heapq.heappop(queue)
-        lb = g + target.o(x)
-        lik += 1
-        if lower < lb:
-            lower, best = lb, x
-        for c_lo, c_hi in _split(lo, hi, x):
-            if target.log_mass(c_lo, c_hi) == -math.inf:
+        _, _, g, x, box = heapq.heappop(queue)
+        heir = None
+        if box.children is None:
+            lb = g + target.o(x)
+            lik += 1
+            if lower < lb:
+                lower, best = lb, x
+            if extra_draws > 0.0:
+                if lower < g + box.m:
+                    for _ in range(poisson_count(extra_draws, rng)):
+                        if lower >= g + box.m:
+                            break
+                        g = _gumbel(box.log_nu, g, rng)
+                        x_k = target.sample_in(box.lo, box.hi, rng.random(target.d))
+                        lb = g + target.o(x_k)
+                        lik += 1
+                        if lower < lb:
+                            lower, best = lb, x_k
+                if lower >= g + box.m:
+                    continue  # every point of B left lies below g + M(B) <= LB
+            box.children = tuple(
+                Box(c_lo, c_hi, target.log_mass(c_lo, c_hi), box.m)
+                for c_lo, c_hi in _split(box.lo, box.hi, x)
+            )
+        else:
+            left, right = box.children
+            heir = left if rng.random() < _share(left.log_nu, right.log_nu) else right
+        for child in box.children:
+            if child.log_nu == -math.inf:
                 continue  # C is empty
-            g_c, x_c = _node(target, c_lo, c_hi, g, rng)
-            if lower < g_c + m:  # the parent's bound may already prune C
-                m_c = target.M(c_lo, c_hi)
+            g_c = g if child is heir else _gumbel(child.log_nu, g, rng)
+            x_c = _location(target, child, rng)
+            if lower < g_c + child.m and not child.own:  # the parent's bound may prune C
+                child.m, child.own = target.M(child.lo, child.hi), True
                 bnd += 1
-                if lower < g_c + m_c:
-                    heapq.heappush(queue, (-(g_c + m_c), count, g_c, m_c, x_c, c_lo, c_hi))
-                    count += 1
-    return best, lower, lik, bnd
+            if lower < g_c + child.m:
+                heapq.heappush(queue, (-(g_c + child.m), next(order), g_c, x_c, child))
+    return best, lower, lik, bnd, root
 
 
-def astar(target, n: int, rng: np.random.Generator) -> Draws:
-    """n independent draws by A* sampling (001, Alg. 2), one search each."""
-    return _searches(astar_one, target, n, rng)
+def astar(
+    target,
+    n: int,
+    rng: np.random.Generator,
+    extra_draws: float = 0.0,
+    reuse: bool = False,
+) -> Draws:
+    """n independent draws by A* sampling (001, Alg. 2), one search each; with ``reuse`` every
+    search starts from the bound partition the earlier ones refined (001, Sec. 4), kept within
+    this call only."""
+    values = np.empty((n, target.d))
+    gumbels, liks, bnds = np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64)
+    root = None
+    for k in range(n):
+        values[k], gumbels[k], liks[k], bnds[k], tree = astar_one(target, rng, extra_draws, root)
+        if reuse:
+            root = tree
+    return _packed(target, values, gumbels, liks, bnds)
 
 
 def drill_down_one(target, rng: np.random.Generator) -> tuple[np.ndarray, float, int, int]:
@@ -104,16 +240,21 @@ def drill_down_one(target, rng: np.random.Generator) -> tuple[np.ndarray, float,
     return best, lower, lik, bnd
 
 
-def _searches(one, target, n: int, rng: np.random.Generator) -> Draws:
-    values = np.empty((n, target.d))
-    gumbels, liks, bnds = np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64)
-    for k in range(n):
-        values[k], gumbels[k], liks[k], bnds[k] = one(target, rng)
+def _packed(target, values, gumbels, liks, bnds) -> Draws:
+    """A search's outputs: the draws, their Gumbel maxima and per-draw evaluation counts."""
     return Draws(
         values[:, 0] if target.d == 1 else values,
         int(liks.sum()),
         {"gumbel_max": gumbels, "draw_evals": liks, "bound_evals": bnds},
     )
+
+
+def _searches(one, target, n: int, rng: np.random.Generator) -> Draws:
+    values = np.empty((n, target.d))
+    gumbels, liks, bnds = np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64)
+    for k in range(n):
+        values[k], gumbels[k], liks[k], bnds[k] = one(target, rng)
+    return _packed(target, values, gumbels, liks, bnds)
 
 
 def drill_down(target, n: int, rng: np.random.Generator) -> Draws:
@@ -137,19 +278,30 @@ def _pick(log_w: list[float], u: float) -> tuple[int, float]:
 
 
 def os_star_one(
-    target, rng: np.random.Generator, strategy: int = 1
-) -> tuple[np.ndarray, float, int, int]:
-    """One exact draw by piecewise-constant OS* (001, Sec. 5; notes-astar.md Sec. 7).
+    target,
+    rng: np.random.Generator,
+    strategy: int = 1,
+    refine_prob: float = 1.0,
+    pieces: list | None = None,
+) -> tuple[np.ndarray, float, int, int, list]:
+    """One exact draw by piecewise-constant OS* (001, Sec. 5; notes-astar.md Sec. 7), and the
+    pieces it leaves behind.
 
-    Pieces (B_j, M_j) partition the box. Each proposal picks piece j with probability
-    proportional to nu(B_j) exp(M_j), draws X ~ nu(. | B_j) and accepts with probability
-    exp(o(X) - M_j); a rejection refines the pieces and proposes afresh. Proposals arrive as a
-    Poisson process of rate sum_j nu(B_j) exp(M_j) that thinning turns into one of rate Z, so
-    -log of the accepted arrival time is a Gumbel(log Z) draw.
+    Pieces (B_j, log nu(B_j), M_j) partition the box. Each proposal picks piece j with
+    probability proportional to nu(B_j) exp(M_j), draws X ~ nu(. | B_j) and accepts with
+    probability exp(o(X) - M_j); a rejection refines the pieces (with probability
+    ``refine_prob`` only, one extra uniform when below 1: 001 Sec. 6.4 and Fig. 3 refine on 10% to
+    100% of rejections) and proposes afresh. Proposals arrive as a Poisson process of rate
+    sum_j nu(B_j) exp(M_j) that thinning turns into one of rate Z, so -log of the accepted
+    arrival time is a Gumbel(log Z) draw. Given ``pieces`` (001, Sec. 4, reuse), the draw starts
+    from them and refines them in place: any envelope M_j >= o is a valid proposal, so the draw
+    is exact given the past and independent of it; only its cost depends on the earlier draws.
     """
-    lo, hi = target.lo.copy(), target.hi.copy()
-    pieces = [(lo, hi, target.log_mass(lo, hi), target.M(lo, hi))]
-    lik, bnd, time = 0, 1, 0.0
+    lik, bnd, time = 0, 0, 0.0
+    if pieces is None:
+        lo, hi = target.lo.copy(), target.hi.copy()
+        pieces = [(lo, hi, target.log_mass(lo, hi), target.M(lo, hi))]
+        bnd += 1
     while True:
         j, log_rate = _pick([log_nu + m for _, _, log_nu, m in pieces], rng.random())
         time += rng.standard_exponential() * math.exp(-log_rate)
@@ -157,7 +309,9 @@ def os_star_one(
         x = target.sample_in(p_lo, p_hi, rng.random(target.d))
         lik += 1
         if math.log(1.0 - rng.random()) < target.o(x) - m:
-            return x, -math.log(time), lik, bnd
+            return x, -math.log(time), lik, bnd, pieces
+        if refine_prob < 1.0 and rng.random() >= refine_prob:
+            continue  # propose again from the same pieces
         if strategy == 2:
             j = int(np.argmax([log_nu for _, _, log_nu, _ in pieces]))
             p_lo, p_hi = pieces[j][0], pieces[j][1]
@@ -170,9 +324,26 @@ def os_star_one(
         pieces[j : j + 1] = children
 
 
-def os_star(target, n: int, rng: np.random.Generator, strategy: int = 1) -> Draws:
-    """n independent draws by OS*, the pieces reset for every draw (001, Sec. 6.3)."""
-    return _searches(lambda t, r: os_star_one(t, r, strategy), target, n, rng)
+def os_star(
+    target,
+    n: int,
+    rng: np.random.Generator,
+    strategy: int = 1,
+    refine_prob: float = 1.0,
+    reuse: bool = False,
+) -> Draws:
+    """n independent draws by OS*: the pieces reset for every draw (001, Sec. 6.3), or with
+    ``reuse`` persist across the n draws of this call (001, Sec. 6.4, Fig. 3 right)."""
+    values = np.empty((n, target.d))
+    gumbels, liks, bnds = np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64)
+    pieces = None
+    for k in range(n):
+        values[k], gumbels[k], liks[k], bnds[k], kept = os_star_one(
+            target, rng, strategy, refine_prob, pieces
+        )
+        if reuse:
+            pieces = kept
+    return _packed(target, values, gumbels, liks, bnds)
 
 
 def rejection(target, n: int, rng: np.random.Generator) -> Draws:

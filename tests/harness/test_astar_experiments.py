@@ -29,13 +29,21 @@ def _run(name: str, out: Path, config: CostConfig):
 
 
 def _tiny(name: str, draws: int = 20) -> CostConfig:
-    """The level's cells with few samples, on the smallest of their targets."""
+    """The level's first cells with few samples, on the smallest of their targets."""
     config = get_experiment(name).module().config_for_level("quick", 0)
-    cells = [dataclasses.replace(c, draws=draws) for c in config.cells if c.x <= 100]
+    seen, cells = set(), []
+    for c in config.cells:  # one data set of each point
+        if c.x <= 100 and (c.series, c.x) not in seen:
+            seen.add((c.series, c.x))
+            cells.append(dataclasses.replace(c, draws=draws))
+    if name == "astar-intervals":  # one scaling cell, then one A* / OS* instance of a model
+        cells = [cells[0], *[c for c in cells if not c.series.startswith("scaling")][:2]]
     return dataclasses.replace(config, cells=tuple(cells[:6]))
 
 
-@pytest.mark.parametrize("name", ["astar-drill-down", "astar-clutter"])
+@pytest.mark.parametrize(
+    "name", ["astar-drill-down", "astar-clutter", "astar-bounds", "astar-intervals"]
+)
 def test_an_astar_experiment_records_every_draw_resumes_and_reports(tmp_path, name):
     config = _tiny(name)
     first = _run(name, tmp_path / "out", config)
@@ -58,6 +66,38 @@ def test_drill_down_costs_about_a_binary_search_where_rejection_costs_1_over_z(t
     pts = {(p.series, p.x): p for p in points(load_records(tmp_path / "out" / RECORDS))}
     drill, reject = pts[("drill-down A*", 100.0)], pts[("rejection", 100.0)]
     assert drill.mean("liks") < 10 < 50 < reject.mean("liks")  # rejection: 1 / Z = 96 at a = 100
+
+
+def test_robust_plans_its_slice_baseline_from_astars_budget_and_counts_mode_switches(tmp_path):
+    config = get_experiment("astar-robust").module().config_for_level("quick", 0)
+    reuse = [c for c in config.cells if c.series == "reuse A*" and c.x == 1.0][:1]
+    reuse = [dataclasses.replace(c, draws=20) for c in reuse]
+    small = dataclasses.replace(
+        config, cells=tuple(reuse), extra={**config.extra, "reuse_seeds": [100]}
+    )
+    summary = _run("astar-robust", tmp_path / "out", small)
+    assert summary.planned == 2  # the A* cell, then the slice chain its budget allows
+    records = load_records(tmp_path / "out" / RECORDS)
+    chain = next(r for r in records if r["type"] == "slice")
+    cell_rec = next(r for r in records if r["type"] == "cell")
+    assert chain["budget"] == 10 * (sum(cell_rec["liks"]) + 3 * sum(cell_rec["bounds"]))
+    assert chain["evals"] >= chain["budget"] and chain["switches"] >= 0
+    sec = section(get_experiment("astar-robust"), tmp_path / "out")
+    assert any("Slice sampler" in t["title"] for t in sec["tables"])
+
+
+def test_the_slice_baseline_switches_modes_where_they_touch_and_classifies_with_hysteresis():
+    # At D = 1 and N = 20 the two modes (near +-2) overlap enough that a slice chain crosses
+    # often and spends a fair share of its steps in each; the classifier ignores the middle.
+    import numpy as np
+
+    from harness.experiments.astar_robust.slice_baseline import mode_of, slice_chain
+    from harness.targets.robust_regression import robust_regression
+
+    chain = slice_chain(robust_regression(1, 20, "constant", 0), 20000, np.random.default_rng(0))
+    assert chain["switches"] >= 10 and 0.2 < chain["share_plus"] < 0.8
+    assert chain["evals"] >= 20000 and chain["steps"] > 1000
+    assert [mode_of(np.array(v)) for v in ([2.0, 1.9], [-2.0, -2.1], [0.5, -0.4])] == [1, -1, 0]
 
 
 def test_a_bad_cell_is_refused_before_any_work(tmp_path):

@@ -126,7 +126,11 @@ def run_cell(cell: Cell, rng: np.random.Generator) -> list[dict[str, Any]]:
         "sampler_s": wall,
     }
     if "gumbel_max" in draws.extras:
+        # log Z = E[G] - Euler's gamma (001 Sec. 4); with the root's bound and mass it gives
+        # rejection's expected cost exp(M) nu / Z (001 Fig. 2c's x axis).
         record["gumbel_mean"] = float(np.mean(draws.extras["gumbel_max"]))
+    record["root_bound"] = float(target.M(target.lo, target.hi))
+    record["root_log_mass"] = float(target.log_mass(target.lo, target.hi))
     return [record]
 
 

@@ -1,0 +1,190 @@
+"""The mean of a 1-D Gaussian from N observations, for comparing bounding strategies in A*
+sampling (001_78ff986a3d316097.txt, Sec. 6.2, Fig. 2b).
+
+theta ~ N(0, 2^2) is the proposal i; y_n ~ N(theta*, 1) with theta* drawn from that prior; o(theta)
+= sum_n log N(y_n; theta, 1). Three bounds of o over a box [lo, hi], all sums of per-point
+bounds of the concave terms f_n(theta) = log N(y_n; theta, 1):
+
+- "constant": sum_n max_box f_n, each term's max at y_n clipped into the box (as clutter);
+- "linear": per point the tangent of f_n at a_n = y_n clipped into the box (the point where the
+  constant bound takes the term's max), the lines summed and maximised over the box;
+- "tight": the quadratic per-point bounds are f_n themselves, so their sum is o and its max over
+  the box is o at the sample mean clipped into the box.
+
+Expanding every term around its own maximiser a_n makes the three agree for N = 1 (001, Sec. 6.2:
+"all bound types are equivalent when each expands around the same point"), gives tight <=
+linear <= constant on every box (a tangent at a_n never exceeds f_n(a_n) on the box: its slope
+y_n - a_n points out of the box or is 0), and keeps the linear bound finite on infinite boxes
+with no fallback: on [lo, inf) every a_n >= y_n, so every slope is <= 0 and the summed line is
+largest at lo; on (-inf, hi] the mirror; on the whole line every slope is 0.
+
+The posterior is Gaussian (normal prior times normal likelihood): :func:`gaussian_mean_posterior`
+is the exact ground truth, log Z included.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+from scipy import stats
+
+from harness.targets.box_density import NORMAL, BoxDensityTarget, box_density
+
+#: The prior (proposal) N(0, 2^2): the clutter experiment's prior (001 Sec. 6.1, sd 2 as in the
+#: authors' code), wide enough that the posterior at N = 1 already differs from the prior, and
+#: theta* drawn from it lies within a few units of 0.
+PRIOR_MEAN, PRIOR_SD = 0.0, 2.0
+BOUNDS = ("constant", "linear", "tight")
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+@njit(cache=True)
+def _term(y: float, theta: float) -> float:
+    """f_n(theta) = log N(y_n; theta, 1)."""
+    r = y - theta
+    return -0.5 * r * r - _HALF_LOG_2PI
+
+
+@njit(cache=True)
+def _clip(v: float, lo: float, hi: float) -> float:
+    return min(max(v, lo), hi)
+
+
+@njit(cache=True)
+def _sum_terms(y: np.ndarray, theta: float) -> float:
+    total = 0.0
+    for n in range(y.size):
+        total += _term(y[n], theta)
+    return total
+
+
+@njit(cache=True)
+def _constant(y: np.ndarray, lo: float, hi: float) -> float:
+    total = 0.0
+    for n in range(y.size):
+        total += _term(y[n], _clip(y[n], lo, hi))
+    return total
+
+
+@njit(cache=True)
+def _tangents_at(y: np.ndarray, lo: float, hi: float, theta: float) -> float:
+    """sum_n of the tangent of f_n at a_n = clip(y_n) evaluated at theta (a finite point of the
+    box): f_n(a_n) + (y_n - a_n)(theta - a_n), since f_n'(a) = y_n - a."""
+    total = 0.0
+    for n in range(y.size):
+        a = _clip(y[n], lo, hi)
+        total += _term(y[n], a) + (y[n] - a) * (theta - a)
+    return total
+
+
+@njit(cache=True)
+def _linear(y: np.ndarray, lo: float, hi: float) -> float:
+    """The max of the summed tangents over [lo, hi]: a line's max is at an end; an infinite end
+    is never it (see the module docstring), and on the whole line the sum is flat."""
+    if math.isfinite(lo) and math.isfinite(hi):
+        return max(_tangents_at(y, lo, hi, lo), _tangents_at(y, lo, hi, hi))
+    if math.isfinite(lo):
+        return _tangents_at(y, lo, hi, lo)
+    if math.isfinite(hi):
+        return _tangents_at(y, lo, hi, hi)
+    return _constant(y, lo, hi)  # every a_n = y_n: every slope is 0
+
+
+@njit(cache=True)
+def _tight(y: np.ndarray, lo: float, hi: float) -> float:
+    """o is a concave parabola with its max at the sample mean: its max over the box is o there,
+    or at the end nearest to it."""
+    mean = 0.0
+    for n in range(y.size):
+        mean += y[n]
+    return _sum_terms(y, _clip(mean / y.size, lo, hi))
+
+
+def _log_lik(x: np.ndarray, data: np.ndarray) -> float:
+    return _sum_terms(data, x[0])
+
+
+def _constant_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
+    return _constant(data, lo[0], hi[0])
+
+
+def _linear_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
+    return _linear(data, lo[0], hi[0])
+
+
+def _tight_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
+    return _tight(data, lo[0], hi[0])
+
+
+_BOUND_FUNCTIONS = {"constant": _constant_bound, "linear": _linear_bound, "tight": _tight_bound}
+
+
+def _observations(N: int, seed: int) -> tuple[float, np.ndarray]:
+    """theta* ~ the prior, then y_n ~ N(theta*, 1), from one seeded Generator."""
+    rng = np.random.default_rng(seed)
+    theta = PRIOR_MEAN + PRIOR_SD * rng.standard_normal()
+    return float(theta), theta + rng.standard_normal(N)
+
+
+def gaussian_mean(N: int, bound: str, seed: int = 0) -> BoxDensityTarget:
+    """The posterior of a Gaussian mean theta given N observations (001, Sec. 6.2): proposal
+    i = N(0, 2^2) on the whole line, o(theta) = sum_n log N(y_n; theta, 1), and ``bound`` one of
+    "constant", "linear" or "tight" (the module docstring gives each). o is unimodal with its
+    max at the sample mean, declared as the mode (so drill-down applies too)."""
+    if isinstance(N, bool) or not isinstance(N, int) or N < 1:
+        raise ValueError(f"N = {N!r} is invalid; valid: an integer >= 1")
+    if bound not in _BOUND_FUNCTIONS:
+        raise ValueError(f"bound = {bound!r} is invalid; valid: {', '.join(BOUNDS)}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed = {seed!r} is invalid; valid: an integer >= 0")
+    _, y = _observations(N, seed)
+    return box_density(
+        [-math.inf],
+        [math.inf],
+        [("normal", PRIOR_MEAN, PRIOR_SD)],
+        _log_lik,
+        _BOUND_FUNCTIONS[bound],
+        y,
+        name=f"gaussian-mean-N{N}-{bound}",
+        mode=float(np.mean(y)),
+    )
+
+
+@dataclass(frozen=True)
+class GaussianPosterior:
+    """The exact posterior N(mean, sd^2) of theta, and log Z = log of the integral of
+    exp(i + o) (the evidence), the location of A*'s Gumbel maxima."""
+
+    mean: float
+    sd: float
+    log_z: float
+
+    def cdf(self, x: np.ndarray) -> np.ndarray:
+        return stats.norm.cdf(np.asarray(x, dtype=np.float64), self.mean, self.sd)
+
+
+def gaussian_mean_posterior(target: BoxDensityTarget) -> GaussianPosterior:
+    """Conjugate normal-normal update of a :func:`gaussian_mean` target's prior (its normal
+    proposal) by its N observations of unit variance: precision 1/s0^2 + N, mean
+    (m0/s0^2 + sum y) / precision. With S = sum (y_n - ybar)^2, o = -N/2 log 2 pi - S/2 -
+    N/2 (theta - ybar)^2, and the prior's integral against the last factor is
+    sqrt(2 pi / N) N(ybar; m0, s0^2 + 1/N), which gives log Z."""
+    (code, m0, s0) = target.proposal[0]
+    if target.d != 1 or int(code) != NORMAL or target.data.ndim != 1:
+        raise ValueError(f"target {target.name!r} is invalid; valid: a gaussian_mean target")
+    y = target.data
+    n = y.size
+    precision = 1.0 / s0**2 + n
+    mean = (m0 / s0**2 + float(np.sum(y))) / precision
+    ybar = float(np.mean(y))
+    spread = float(np.sum((y - ybar) ** 2))
+    log_z = (
+        -n * _HALF_LOG_2PI
+        - 0.5 * spread
+        + 0.5 * math.log(2.0 * math.pi / n)
+        + float(stats.norm.logpdf(ybar, m0, math.sqrt(s0**2 + 1.0 / n)))
+    )
+    return GaussianPosterior(mean, 1.0 / math.sqrt(precision), log_z)
