@@ -344,10 +344,7 @@ def box_density(
 @dataclass(frozen=True)
 class QuadratureTruth:
     """log Z and each coordinate's marginal CDF on a grid, with the error of both (the difference
-    from the same rule on a grid half as fine, a bound for Simpson's rule on a smooth density).
-
-    ``grid`` and ``cdf_values`` are the first coordinate's (the only one when d = 1).
-    """
+    from the same rule on a grid half as fine, a bound for Simpson's rule on a smooth density)."""
 
     grids: tuple[np.ndarray, ...]
     cdfs: tuple[np.ndarray, ...]
@@ -364,14 +361,6 @@ class QuadratureTruth:
             interpolate.CubicHermiteSpline(g, c, f, extrapolate=False)
             for g, c, f in zip(self.grids, self.cdfs, self.densities, strict=True)
         )
-
-    @property
-    def grid(self) -> np.ndarray:
-        return self.grids[0]
-
-    @property
-    def cdf_values(self) -> np.ndarray:
-        return self.cdfs[0]
 
     def marginal_cdf(self, j: int, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=np.float64)

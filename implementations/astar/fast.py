@@ -24,7 +24,9 @@ from numba import njit
 from numba.extending import get_cython_function_address
 
 from harness.spec import Draws
+from implementations.astar import reference
 from implementations.gumbel.fast import _heap_pop, _heap_push, _log, _trunc_gumbel
+from implementations.minibatch_gibbs.fast import _poisson_count
 
 
 def _special(*names: str) -> Callable[[float], float]:
@@ -118,25 +120,8 @@ def _grow(a):
     return out
 
 
-@njit(cache=False)
-def _poisson_count(rng, rate):
-    """``reference.poisson_count``: arrivals of a unit-rate process before ``rate``."""
-    count = 0
-    t = rng.standard_exponential()
-    while t < rate:
-        count += 1
-        t += rng.standard_exponential()
-    return count
-
-
-@njit(cache=False)
-def _share(log_a, log_b):
-    """``reference._share``: nu(A) / (nu(A) + nu(B)) from the log masses."""
-    diff = log_b - log_a
-    if diff >= 0.0:
-        e = math.exp(-diff)
-        return e / (1.0 + e)
-    return 1.0 / (1.0 + math.exp(diff))
+#: ``reference._share`` compiled from its own source (plain arithmetic, no NumPy calls).
+_share = njit(cache=False)(reference._share)
 
 
 @njit(cache=False)

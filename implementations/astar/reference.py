@@ -21,6 +21,7 @@ import numpy as np
 
 from harness.spec import Draws
 from implementations.gumbel.reference import trunc_gumbel_from_exponential
+from implementations.minibatch_gibbs.reference import poisson_count
 
 
 def _split(lo: np.ndarray, hi: np.ndarray, x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -42,18 +43,6 @@ def _node(target, lo, hi, upper: float, rng: np.random.Generator) -> tuple[float
     else:
         g = trunc_gumbel_from_exponential(log_nu, upper, e)
     return g, target.sample_in(lo, hi, rng.random(target.d))
-
-
-def poisson_count(rate: float, rng: np.random.Generator) -> int:
-    """A Poisson(rate) draw as the number of unit-rate arrivals before ``rate`` (one
-    ``standard_exponential()`` an arrival, plus one): Numba's compiled ``poisson`` does not
-    follow NumPy's stream, its ``standard_exponential`` does (DESIGN.md, Randomness)."""
-    count = 0
-    t = rng.standard_exponential()
-    while t < rate:
-        count += 1
-        t += rng.standard_exponential()
-    return count
 
 
 def _share(log_a: float, log_b: float) -> float:

@@ -27,9 +27,7 @@ from harness.experiments.astar_costs.figures import (
     settings_rows,
     summary_text,
 )
-from harness.experiments.framework import check_level
 from harness.experiments.report_parts import cell, table
-from harness.runner import check_seed
 
 NAME = "astar-bounds"
 BOUNDS = ("constant", "linear", "tight")
@@ -40,8 +38,6 @@ PAPER_LINEAR_RATIO = 3.0
 
 
 def config_for_level(level: str, seed: int = 0) -> CostConfig:
-    check_level(level)
-    seed = check_seed(seed)
     ns = (1, 10, 100, 1000, 10000)
     data_sets, per_set = (10, 100) if level == "full" else (5, 20)
     cells = [

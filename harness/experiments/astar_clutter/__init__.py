@@ -21,9 +21,7 @@ from harness.experiments.astar_costs.figures import (
     settings_rows,
     summary_text,
 )
-from harness.experiments.framework import check_level
 from harness.experiments.report_parts import cell, table
-from harness.runner import check_seed
 
 NAME = "astar-clutter"
 plan = plan_cells
@@ -35,8 +33,6 @@ PAPER_OS_STAR_EXTRA = (0.16, 0.40)
 
 
 def config_for_level(level: str, seed: int = 0) -> CostConfig:
-    check_level(level)
-    seed = check_seed(seed)
     data_sets, per_set = (100, 10) if level == "full" else (10, 10)
     cells = []
     for D in (1, 2, 3, 4):

@@ -21,8 +21,6 @@ from harness.experiments.astar_costs.figures import (
     settings_rows,
     summary_text,
 )
-from harness.experiments.framework import check_level
-from harness.runner import check_seed
 
 NAME = "astar-drill-down"
 plan = plan_cells
@@ -30,8 +28,6 @@ config_from_manifest = config_from_settings
 
 
 def config_for_level(level: str, seed: int = 0) -> CostConfig:
-    check_level(level)
-    seed = check_seed(seed)
     grid = np.logspace(0, 6, 13 if level == "full" else 7)
     runs = 1000
     # Rejection costs about a evaluations a sample (1 / Z): 1000 samples at a = 1e6 are 1e9.

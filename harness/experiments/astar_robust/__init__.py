@@ -29,10 +29,8 @@ import matplotlib.pyplot as plt
 from harness.experiments.astar_costs.cells import Cell, CostConfig, cell_tasks, config_from_settings
 from harness.experiments.astar_costs.figures import cost_table, points, settings_rows, summary_text
 from harness.experiments.astar_robust.slice_baseline import slice_task
-from harness.experiments.framework import check_level
 from harness.experiments.report_parts import cell, table
 from harness.figures import inline_svg
-from harness.runner import check_seed
 
 NAME = "astar-robust"
 RATES = (1.0, 0.5, 0.2, 0.1)
@@ -73,8 +71,6 @@ def _cells(part: str, D: int, N: int, seeds: range, draws: int, reuse: bool) -> 
 
 
 def config_for_level(level: str, seed: int = 0) -> CostConfig:
-    check_level(level)
-    seed = check_seed(seed)
     full = level == "full"
     D, N = 2, 250  # the setting of Fig. 3's panels
     single_sets, reuse_sets = (20, 5) if full else (3, 2)
@@ -151,7 +147,7 @@ def plan(config: CostConfig, records: list[dict[str, Any]], part: str = "all") -
     return tasks
 
 
-def _scatter(pts: list[Any], part: str, bound_cost: float) -> str:
+def _scatter(pts: list[Any], part: str) -> str:
     fig, ax = plt.subplots(figsize=(5.2, 4.0))
     markers = {"A*": "o", "OS* s1": "s", "OS* s2": "D"}
     cmap = plt.get_cmap("Blues")
@@ -266,11 +262,11 @@ def report(config: CostConfig, records: list[dict[str, Any]], manifest: dict[str
                 "figures": [
                     {
                         "title": "single samples (Fig. 3 left)",
-                        "svg": _scatter(pts, "single", config.bound_cost),
+                        "svg": _scatter(pts, "single"),
                     },
                     {
                         "title": "200 samples, reused bounds (Fig. 3 right)",
-                        "svg": _scatter(pts, "reuse", config.bound_cost),
+                        "svg": _scatter(pts, "reuse"),
                     },
                 ],
             }
