@@ -46,6 +46,7 @@ UNIFORMITY_LEVEL = 0.001
 #: Gates whose p-value merges several tests by Bonferroni or Holm (see the module docstring).
 COMBINED = frozenset(
     {
+        "ks-marginals",
         "ks-process",
         "marginal-symmetry",
         "moment-marginals",
@@ -160,12 +161,19 @@ def calibrate(
     plugins: tuple[str, ...] = (),
     progress: bool = False,
     confidence: float = 0.999,
+    params: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Every gate's verdicts over ``seeds`` seeds; rejection rate vs ``alpha`` and p-uniformity."""
+    """Every gate's verdicts over ``seeds`` seeds; rejection rate vs ``alpha`` and p-uniformity.
+    ``params`` (checked against the spec before any seed runs) replaces the parameters of the
+    first check ``harness verify`` runs on the problem, to calibrate the gates of a variant."""
     seeds, n, alpha = SEEDS.check(seeds), check_sample_size(n), ALPHA.check(alpha)
     spec = build_registry(plugins).get(algorithm)
     prob = _problem_for(spec, problem)
-    params = verify_params(spec, prob.name, prob.kind)
+    if params is None:
+        params = verify_params(spec, prob.name, prob.kind)
+    else:
+        spec.validate(params)
+        params = dict(params)
     by_gate: dict[str, list[dict[str, Any]]] = {}
     for seed in tqdm(range(seeds), disable=not progress, file=sys.stderr, desc="seeds"):
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(7,)))

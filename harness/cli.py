@@ -11,6 +11,7 @@ import json
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 from harness.gates.multiple import Escalation
 from harness.registry import build_registry
@@ -213,6 +214,7 @@ def _parser() -> argparse.ArgumentParser:
         "            of failed proofs not above alpha\n\n"
         "examples:\n  harness calibrate --algorithm gibbs --seeds 500\n"
         "  harness calibrate --algorithm racing-normal --problem race-normal-D2-N1000-s0.3\n"
+        "  harness calibrate --algorithm astar --problem clutter-D1 --param extra_draws=1\n"
         "  harness reproduce gate-quality --level full   # every algorithm, and the planted bugs\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -222,6 +224,14 @@ def _parser() -> argparse.ArgumentParser:
     cal.add_argument("--seeds", type=int, default=500)
     cal.add_argument("--n", type=int, default=5000, help="draws per seed")
     cal.add_argument("--alpha", type=float, default=0.05)
+    cal.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an algorithm parameter (repeatable; VALUE read as JSON: 1, 0.3, true); any "
+        "--param replaces the parameters of verify's first check on the problem",
+    )
     cal.add_argument("--plugin", action="append", default=[], metavar="MODULE_OR_FILE")
     cal.add_argument("--json", type=Path, default=None, help="also write the result as JSON")
 
@@ -466,6 +476,20 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _parse_params(items: list[str]) -> dict[str, Any]:
+    """``NAME=VALUE`` pairs; VALUE as JSON (numbers, true/false), else as a string."""
+    params: dict[str, Any] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"--param {item!r} is not NAME=VALUE (e.g. --param extra_draws=1)")
+        try:
+            params[name] = json.loads(text)
+        except json.JSONDecodeError:
+            params[name] = text
+    return params
+
+
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from harness.calibration import calibrate, format_calibration
 
@@ -478,6 +502,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         alpha=args.alpha,
         plugins=tuple(args.plugin),
         progress=True,
+        params=_parse_params(args.param) if args.param else None,
     )
     print(format_calibration(result))
     if args.json:

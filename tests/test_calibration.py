@@ -84,3 +84,31 @@ def test_seeds_where_a_test_gate_made_no_test_are_no_trials():
     # A failure without a p-value is still a failure, judged as a bound.
     failed = [{"p_value": None, "passed": False, "multiple_testing": False}]
     assert gate_rate("pair-independence", tested + failed, 0.05).failed >= 1
+
+
+def test_calibrate_takes_a_variant_s_parameters_and_checks_them_first():
+    result = calibrate(
+        "os-star", problem="peaky-exponential-a10", seeds=10, n=200, params={"strategy": 2}
+    )
+    assert result["params"] == {"strategy": 2}
+    # ks-marginals merges one KS per coordinate by Holm: judged as a combined gate.
+    assert (
+        gate_rate(
+            "ks-marginals", [{"p_value": 0.5, "passed": True, "multiple_testing": True}], 0.05
+        ).kind
+        == "combined"
+    )
+    with pytest.raises(ValueError, match="no parameter 'strategi'"):
+        calibrate("os-star", problem="peaky-exponential-a10", seeds=10, params={"strategi": 2})
+
+
+def test_the_cli_reads_param_values_as_json():
+    from harness.cli import _parse_params
+
+    assert _parse_params(["extra_draws=1", "reuse=true", "name=x"]) == {
+        "extra_draws": 1,
+        "reuse": True,
+        "name": "x",
+    }
+    with pytest.raises(ValueError, match="is not NAME=VALUE"):
+        _parse_params(["reuse"])
