@@ -42,7 +42,14 @@ def _tiny(name: str, draws: int = 20) -> CostConfig:
 
 
 @pytest.mark.parametrize(
-    "name", ["astar-drill-down", "astar-clutter", "astar-bounds", "astar-intervals"]
+    "name",
+    [
+        "astar-drill-down",
+        "astar-clutter",
+        # The same scaffold as astar-clutter, and 15 s of Numba compiles for its targets.
+        pytest.param("astar-bounds", marks=pytest.mark.slow),
+        "astar-intervals",
+    ],
 )
 def test_an_astar_experiment_records_every_draw_resumes_and_reports(tmp_path, name):
     config = _tiny(name)
@@ -68,6 +75,7 @@ def test_drill_down_costs_about_a_binary_search_where_rejection_costs_1_over_z(t
     assert drill.mean("liks") < 10 < 50 < reject.mean("liks")  # rejection: 1 / Z = 96 at a = 100
 
 
+@pytest.mark.slow  # 13 s: Numba compiles of the robust target's bounds
 def test_robust_plans_its_slice_baseline_from_astars_budget_and_counts_mode_switches(tmp_path):
     config = get_experiment("astar-robust").module().config_for_level("quick", 0)
     reuse = [c for c in config.cells if c.series == "reuse A*" and c.x == 1.0][:1]

@@ -119,6 +119,7 @@ def test_drill_down_refuses_a_target_without_a_mode():
         sample(spec, "reference", clutter(1), 10, np.random.default_rng(0))
 
 
+@pytest.mark.slow  # 10 s of reference draws; verify's os-star checks cover its exactness
 def test_os_star_is_exact_and_costs_more_than_astar():
     # 001 Sec. 6.1: OS* needs 16% to 40% more likelihood evaluations than A* on clutter.
     target = clutter(1)
