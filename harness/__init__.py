@@ -1,6 +1,6 @@
 """sampler-harness: statistical verdicts, measured costs and reports for scalable samplers."""
 
-from harness.registry import Registry, build_registry, load_plugin, register
+from harness.registry import Registry, build_registry, load_plugin, register, register_problem
 from harness.spec import Agreement, AlgorithmSpec, Chain, Check, Draws, Param, sample
 
 __all__ = [
@@ -14,5 +14,6 @@ __all__ = [
     "build_registry",
     "load_plugin",
     "register",
+    "register_problem",
     "sample",
 ]

@@ -22,7 +22,7 @@ approximate sampler that includes ``exact_answer=True``, which its error-rate ga
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -31,9 +31,9 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 from tqdm import tqdm
 
-from harness.registry import build_registry
+from harness.registry import Registry, build_registry
 from harness.spec import AlgorithmSpec, Param, check_sample_size, sample
-from harness.targets.catalog import build_target, problem, problems
+from harness.targets.catalog import Problem, build_target
 from harness.text_table import text_table
 from harness.verification import gates_for
 
@@ -136,9 +136,11 @@ def gate_rows(
     n: int,
     alpha: float,
     rng: np.random.Generator,
+    build: Callable[[str], Any] = build_target,
 ) -> list[dict[str, Any]]:
-    """One seed: the sampler's output on the problem and one row per gate verdict."""
-    target = build_target(problem_name)
+    """One seed: the sampler's output on the problem and one row per gate verdict.
+    ``build`` resolves the problem's target: the catalog's, or a registry's (plugin problems)."""
+    target = build(problem_name)
     draws = sample(spec, impl, target, n, rng, **params)
     return [
         {
@@ -167,8 +169,10 @@ def calibrate(
     ``params`` (checked against the spec before any seed runs) replaces the parameters of the
     first check ``harness verify`` runs on the problem, to calibrate the gates of a variant."""
     seeds, n, alpha = SEEDS.check(seeds), check_sample_size(n), ALPHA.check(alpha)
-    spec = build_registry(plugins).get(algorithm)
-    prob = _problem_for(spec, problem)
+    registry = build_registry(plugins)
+    spec = registry.get(algorithm)
+    prob = _problem_for(spec, problem, registry)
+    registry.build_target(prob.name)  # a plugin problem's target is checked before any seed
     if params is None:
         params = verify_params(spec, prob.name, prob.kind)
     else:
@@ -177,7 +181,8 @@ def calibrate(
     by_gate: dict[str, list[dict[str, Any]]] = {}
     for seed in tqdm(range(seeds), disable=not progress, file=sys.stderr, desc="seeds"):
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(7,)))
-        for row in gate_rows(spec, impl, prob.name, params, n, alpha, rng):
+        rows = gate_rows(spec, impl, prob.name, params, n, alpha, rng, registry.build_target)
+        for row in rows:
             by_gate.setdefault(row["gate"], []).append(row)
     gates = {g: gate_rate(g, rows, alpha, confidence).to_dict() for g, rows in by_gate.items()}
     return {
@@ -193,16 +198,16 @@ def calibrate(
     }
 
 
-def _problem_for(spec: AlgorithmSpec, name: str | None):
+def _problem_for(spec: AlgorithmSpec, name: str | None, registry: Registry) -> Problem:
     if name is not None:
-        prob = problem(name)
+        prob = registry.problem(name)
         if prob.kind not in spec.target_kinds:
             raise ValueError(
                 f"problem {name!r} is {prob.kind}; {spec.name!r} takes {spec.target_kinds}"
             )
         return prob
     for kind in spec.target_kinds:
-        for prob in problems(kind, "quick"):
+        for prob in registry.problems(kind, "quick"):
             if any(c.applies_to(prob.name, kind) for c in spec.checks):
                 return prob
     raise ValueError(f"no standard problem fits {spec.name!r}")

@@ -10,8 +10,9 @@ import argparse
 import json
 import sys
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from harness.gates.multiple import Escalation
 from harness.registry import build_registry
@@ -28,10 +29,18 @@ how it decides:
   draws (up to 3 stages) instead of loosening any bound. Each verdict states the smallest
   discrepancy it could have detected.
 
+what it prints:
+  One line per algorithm and implementation: gates passed out of all, the worst (smallest)
+  Holm-adjusted p-value, and wall time summed over its records; then every failed verdict in
+  full (gate, problem, parameters, statistic, p-value, n, detectable effect, detail).
+  --verbose first prints every verdict, one line each. OUT/records.jsonl and
+  OUT/summary.json hold everything either way; `harness report OUT` renders them.
+
 examples:
   harness verify                                   every algorithm, both implementations
   harness verify --algorithm gumbel-max --impl numba --seed 7
   harness verify --plugin my_samplers.py --algorithm my-sampler
+  harness verify --algorithm gumbel-max --verbose  every verdict, one line each
   harness verify --out runs/today                  rerun the same command to resume a killed run
   harness verify --scheduler local:4               on a Dask LocalCluster of 4 worker processes
   harness verify --scheduler tcp://10.0.0.5:8786   on a running Dask cluster (see README)
@@ -106,7 +115,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print only the paper experiments' names, one per line (what `make run` runs)",
     )
-    lst.add_argument("--plugin", action="append", default=[], metavar="MODULE_OR_FILE")
+    lst.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE_OR_FILE",
+        help="also list the algorithms (and, with --problems, the problems) a plugin registers",
+    )
 
     ver = sub.add_parser(
         "verify",
@@ -145,7 +160,8 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="MODULE_OR_FILE",
-        help="import a module or .py file that calls harness.register(spec)",
+        help="import a module or .py file that calls harness.register(spec) or "
+        "harness.register_problem(...) (repeatable)",
     )
     ver.add_argument(
         "--out",
@@ -161,6 +177,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_backend_args(ver, "processes for --scheduler process (default: all cores)")
     ver.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    ver.add_argument(
+        "--verbose",
+        action="store_true",
+        help="print every verdict (one line per algorithm, implementation, problem and gate) "
+        "before the per-algorithm summary",
+    )
 
     rep = sub.add_parser(
         "report",
@@ -219,7 +241,11 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     cal.add_argument("--algorithm", required=True)
-    cal.add_argument("--problem", default=None, help="problem name (default: the first fitting)")
+    cal.add_argument(
+        "--problem",
+        default=None,
+        help="problem name, from the catalog or a --plugin (default: the first fitting)",
+    )
     cal.add_argument("--impl", default="numba", choices=IMPLEMENTATION_NAMES)
     cal.add_argument("--seeds", type=int, default=500)
     cal.add_argument("--n", type=int, default=5000, help="draws per seed")
@@ -343,12 +369,12 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     from harness.experiments import experiment_names
-    from harness.targets.catalog import PROBLEMS
 
     if args.experiments:
         print("\n".join(experiment_names()))
         return 0
     registry = build_registry(args.plugin)
+    problems = registry.all_problems()  # the catalog's, then the plugins'
     rows = [
         {
             "name": s.name,
@@ -367,7 +393,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
         data = {"algorithms": rows}
         if args.problems:
             data["problems"] = [
-                {"name": p.name, "kind": p.kind, "levels": list(p.levels)} for p in PROBLEMS
+                {"name": p.name, "kind": p.kind, "levels": list(p.levels)} for p in problems
             ]
         print(json.dumps(data, indent=2))
         return 0
@@ -386,7 +412,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     print(text_table(names, cells, sep=" "))
     if args.problems:
         print()
-        rows = [(p.name, p.kind, ",".join(p.levels)) for p in PROBLEMS]
+        rows = [(p.name, p.kind, ",".join(p.levels)) for p in problems]
         print(text_table(("problem", "kind", "levels"), rows, sep=" "))
     return 0
 
@@ -399,19 +425,27 @@ def _fmt(x: object, spec: str = ".3g") -> str:
     return str(x)
 
 
-def print_verdicts(verdicts: list[dict], stream=sys.stdout) -> None:
+def _params_text(v: dict) -> str:
+    return "".join(f" {k}={val}" for k, val in (v.get("params") or {}).items())
+
+
+def _by_case(verdicts: list[dict]) -> list[dict]:
+    return sorted(
+        verdicts, key=lambda v: (v["algorithm"], v["problem"], str(v["params"]), str(v["impl"]))
+    )
+
+
+def verdict_table(verdicts: list[dict]) -> str:
+    """Every verdict, one line each (``harness verify --verbose``)."""
     cols = ("algorithm", "impl", "problem", "gate", "n", "statistic", "adj. p", "detectable", "")
     rows = []
-    for v in sorted(
-        verdicts, key=lambda v: (v["algorithm"], v["problem"], str(v["params"]), v["impl"])
-    ):
-        params = "".join(f" {k}={val}" for k, val in (v.get("params") or {}).items())
+    for v in _by_case(verdicts):
         verdict = v["verdict"].upper() + (" (inconclusive)" if v.get("inconclusive") else "")
         rows.append(
             (
                 v["algorithm"],
-                v["impl"],
-                v["problem"] + params,
+                str(v["impl"]),
+                v["problem"] + _params_text(v),
                 v["gate"],
                 _fmt(v.get("n")),
                 _fmt(v.get("statistic")),
@@ -420,22 +454,85 @@ def print_verdicts(verdicts: list[dict], stream=sys.stdout) -> None:
                 verdict,
             )
         )
-    print(text_table(cols, rows), file=stream)
+    return text_table(cols, rows)
+
+
+def _wall_times(records: list[dict]) -> dict[tuple[str, str], float]:
+    """Wall time per (algorithm, impl), summed over its tasks at every stage (each record of a
+    task repeats the task's time, so a task counts once)."""
+    per_task: dict[str, tuple[tuple[str, str], float]] = {}
+    for r in records:
+        if r.get("type") == "gate" and r.get("task_id") not in per_task:
+            key = (r["algorithm"], str(r["impl"]))
+            per_task[r.get("task_id")] = (key, float(r.get("wall_time") or 0.0))
+    totals: dict[tuple[str, str], float] = {}
+    for key, wall in per_task.values():
+        totals[key] = totals.get(key, 0.0) + wall
+    return totals
+
+
+def summary_table(verdicts: list[dict], records: list[dict]) -> str:
+    """One line per (algorithm, implementation): gates passed of all, the smallest
+    Holm-adjusted p-value, wall time summed over its records."""
+    groups: dict[tuple[str, str], list[dict]] = {}
     for v in verdicts:
-        if v["verdict"] == "fail":
-            why = f"statistic {_fmt(v.get('statistic'))}"
-            if v.get("adjusted_p") is not None:
-                why += f", Holm-adjusted p {_fmt(v['adjusted_p'])}"
-            if v.get("detail"):
-                why += f"; {v['detail']}"
-            print(
-                f"FAILED {v['gate']}: {v['algorithm']} [{v['impl']}] on {v['problem']} ({why})",
-                file=stream,
+        groups.setdefault((v["algorithm"], str(v["impl"])), []).append(v)
+    walls = _wall_times(records)
+    rows = []
+    for (algorithm, impl), group in sorted(groups.items()):
+        passed = sum(v["verdict"] == "pass" for v in group)
+        adjusted = [v["adjusted_p"] for v in group if v.get("adjusted_p") is not None]
+        rows.append(
+            (
+                algorithm,
+                impl,
+                f"{passed}/{len(group)}",
+                _fmt(min(adjusted)) if adjusted else "-",
+                f"{walls.get((algorithm, impl), 0.0):.1f}",
+                "PASS" if passed == len(group) else "FAIL",
             )
+        )
+    cols = ("algorithm", "impl", "gates passed", "worst adj. p", "wall s", "")
+    return text_table(cols, rows, align="llrrrl")
+
+
+def failure_text(v: dict) -> str:
+    """One failed verdict in full: what failed where, its numbers, and the gate's detail."""
+    head = f"FAILED {v['gate']}: {v['algorithm']} [{v['impl']}] on {v['problem']}{_params_text(v)}"
+    numbers = f"statistic {_fmt(v.get('statistic'))}, p {_fmt(v.get('p_value'))}"
+    if v.get("adjusted_p") is not None:
+        numbers += f" (Holm-adjusted {_fmt(v['adjusted_p'])})"
+    numbers += f", n {_fmt(v.get('n'))}, detectable {_fmt(v.get('detectable'))}"
+    if v.get("detectable_measure") and v.get("detectable") is not None:
+        numbers += f" ({v['detectable_measure']})"
+    numbers += f", stage {int(v.get('stage') or 0) + 1}"
+    lines = [head, f"  {numbers}"]
+    if v.get("detail"):
+        lines.append(f"  {v['detail']}")
+    return "\n".join(lines)
+
+
+def print_verdicts(
+    verdicts: list[dict],
+    records: Sequence[dict] = (),
+    verbose: bool = False,
+    stream: TextIO | None = None,
+) -> None:
+    """The run's verdicts: with ``verbose`` every one, then one line per algorithm and
+    implementation, then every failed verdict in full."""
+    stream = stream or sys.stdout  # looked up now, so a redirected stdout is honoured
+    if verbose:
+        print(verdict_table(verdicts), file=stream)
+        print(file=stream)
+    print(summary_table(verdicts, list(records)), file=stream)
+    for v in _by_case(verdicts):
+        if v["verdict"] == "fail":
+            print(failure_text(v), file=stream)
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     from harness.runner import RunConfig, verify
+    from harness.store import RECORDS, load_records
 
     impls = IMPLEMENTATION_NAMES if args.impl == "all" else (args.impl,)
     config = RunConfig(
@@ -457,7 +554,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         scheduler=args.scheduler,
     )
     verdicts = summary["verdicts"]
-    print_verdicts(verdicts)
+    print_verdicts(verdicts, load_records(args.out / RECORDS), verbose=args.verbose)
     failed = sum(v["verdict"] == "fail" for v in verdicts)
     print(f"{len(verdicts) - failed} passed, {failed} failed  (records: {args.out})")
     return 0 if failed == 0 and verdicts else 1

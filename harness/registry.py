@@ -4,6 +4,11 @@ Built-in algorithms come from ``implementations.FAMILIES`` (a list of the famili
 nothing registers itself by import side effect. A plugin is a module or a ``.py`` file that calls
 :func:`register` for each of its specs; :func:`load_plugin` imports it while a registry is
 collecting, so plugin algorithms land in exactly the same registry as built-in ones.
+
+A plugin may also bring its own problems (a target with its ground truth) with
+:func:`register_problem`. The registry resolves a problem name against the catalog
+(:mod:`harness.targets.catalog`) and then its own problems, so every place that plans, runs or
+calibrates a problem sees plugin problems exactly like built-in ones.
 """
 
 from __future__ import annotations
@@ -12,22 +17,42 @@ import contextlib
 import functools
 import importlib
 import importlib.util
+import numbers
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 from harness.spec import AlgorithmSpec
 
+if TYPE_CHECKING:
+    from harness.targets.catalog import Problem
+
+#: The verification levels (harness.targets.catalog.LEVELS, not imported here: the catalog
+#: builds on scipy, and `import harness` stays light for the pytest plugin).
+LEVELS = ("quick", "full")
+
 
 class Registry:
-    """Algorithms by name. Holds state (the table), so it is a class."""
+    """Algorithms and plugin problems by name. Holds state (the tables), so it is a class."""
 
-    def __init__(self, specs: tuple[AlgorithmSpec, ...] | list[AlgorithmSpec] = ()) -> None:
+    def __init__(
+        self,
+        specs: tuple[AlgorithmSpec, ...] | list[AlgorithmSpec] = (),
+        problems: tuple[Problem, ...] | list[Problem] = (),
+    ) -> None:
         self._specs: dict[str, AlgorithmSpec] = {}
+        self._problems: dict[str, Problem] = {}
+        # Plugin problems' targets, built once per registry (registry_for caches the registry
+        # per process), as catalog.build_target caches the catalog's.
+        self._targets: dict[str, Any] = {}
         self.plugins: list[str] = []
         for spec in specs:
             self.add(spec)
+        for prob in problems:
+            self.add_problem(prob)
 
     def add(self, spec: AlgorithmSpec) -> AlgorithmSpec:
         if not isinstance(spec, AlgorithmSpec):
@@ -56,8 +81,71 @@ class Registry:
     def __contains__(self, name: object) -> bool:
         return name in self._specs
 
+    def add_problem(self, problem: Problem) -> Problem:
+        """Check ``problem``'s fields (:func:`checked_problem`) and its name against the
+        catalog and this registry; return the problem as stored."""
+        from harness.targets.catalog import Problem
+
+        if not isinstance(problem, Problem):
+            raise ValueError(
+                f"add_problem() takes a harness.targets.catalog.Problem, got "
+                f"{type(problem).__name__}"
+            )
+        checked = checked_problem(
+            problem.name, problem.kind, problem.build, problem.levels, problem.draws
+        )
+        taken = problem.name in self._problems or problem.name in _catalog_names()
+        if taken:
+            raise ValueError(
+                f"name = {problem.name!r} is invalid (a catalog problem or one already "
+                "registered has it); valid: a name not in `harness list --problems`"
+            )
+        self._problems[checked.name] = checked
+        return checked
+
+    def problem(self, name: str) -> Problem:
+        """The problem called ``name``: the catalog's, else one a plugin registered."""
+        found = self._problems.get(name)
+        if found is not None:
+            return found
+        if name in _catalog_names():
+            return _catalog().problem(name)
+        known = ", ".join(p.name for p in self.all_problems())
+        raise ValueError(f"unknown problem {name!r}; known: {known}")
+
+    def problems(self, kind: str, level: str) -> list[Problem]:
+        """The problems of ``kind`` at ``level``: the catalog's first, then the plugins'."""
+        own = [p for p in self._problems.values() if p.kind == kind and level in p.levels]
+        return _catalog().problems(kind, level) + own
+
+    def all_problems(self) -> list[Problem]:
+        return [*_catalog().PROBLEMS, *self._problems.values()]
+
+    def plugin_problems(self) -> list[Problem]:
+        return list(self._problems.values())
+
+    def build_target(self, name: str) -> Any:
+        """The target of problem ``name``, built once; a plugin problem's target is checked
+        against its declared kind and the ground truth its gates read (ValueError if not)."""
+        prob = self._problems.get(name)
+        if prob is None:
+            return _catalog().build_target(name)
+        if name not in self._targets:
+            self._targets[name] = _built_target(prob)
+        return self._targets[name]
+
 
 _COLLECTING: ContextVar[Registry | None] = ContextVar("harness_collecting_registry", default=None)
+
+
+def _collecting(caller: str) -> Registry:
+    registry = _COLLECTING.get()
+    if registry is None:
+        raise RuntimeError(
+            f"harness.{caller}() was called outside plugin loading; run the module with "
+            "`harness verify --plugin MODULE_OR_FILE` or harness.load_plugin(...)"
+        )
+    return registry
 
 
 def register(spec: AlgorithmSpec) -> AlgorithmSpec:
@@ -66,13 +154,105 @@ def register(spec: AlgorithmSpec) -> AlgorithmSpec:
     Call it at the top level of a plugin module, then run ``harness verify --plugin MODULE``
     (or pass the module to :func:`load_plugin`).
     """
-    registry = _COLLECTING.get()
-    if registry is None:
-        raise RuntimeError(
-            "harness.register() was called outside plugin loading; run the module with "
-            "`harness verify --plugin MODULE_OR_FILE` or harness.load_plugin(...)"
+    return _collecting("register").add(spec)
+
+
+def register_problem(
+    name: str,
+    kind: str,
+    build: Callable[[], Any],
+    levels: tuple[str, ...] = LEVELS,
+    draws: Mapping[str, int] | None = None,
+) -> Problem:
+    """Add a named problem to the registry that is loading this plugin; return it.
+
+    ``build()`` returns the target (plain data carrying its ground truth, ``.kind == kind``);
+    it runs once per process, when a run first needs the target, and the target is then checked
+    for what the gates of ``kind`` read. ``levels`` are the verification levels the problem
+    runs at; ``draws`` overrides the run size (draws or chain steps) of each of them.
+    Every registered algorithm whose target kinds and checks fit runs on it.
+    """
+    from harness.targets.catalog import Problem
+
+    registry = _collecting("register_problem")
+    return registry.add_problem(Problem(name, kind, build, levels, draws))
+
+
+def _catalog() -> Any:
+    from harness.targets import catalog
+
+    return catalog
+
+
+def _catalog_names() -> frozenset[str]:
+    return frozenset(p.name for p in _catalog().PROBLEMS)
+
+
+def _choices(values: Any) -> str:
+    return ", ".join(repr(v) for v in values)
+
+
+def checked_problem(name: Any, kind: Any, build: Any, levels: Any, draws: Any) -> Problem:
+    """A :class:`Problem` from checked fields; ``ValueError`` naming the first bad one."""
+    from harness.targets.catalog import Problem
+    from harness.verification import GATE_SETS  # gates are heavy; only plugins need them
+
+    # "|" separates the fields of a case key (harness.verification.Case.key).
+    if not isinstance(name, str) or not name.strip() or "|" in name:
+        raise ValueError(f"name = {name!r} is invalid; valid: a non-empty string without '|'")
+    if kind not in GATE_SETS:
+        raise ValueError(f"kind = {kind!r} is invalid; valid: one of {_choices(GATE_SETS)}")
+    if not callable(build):
+        raise ValueError(
+            f"build = {build!r} is invalid; valid: a callable with no arguments returning the "
+            "target"
         )
-    return registry.add(spec)
+    levels = _checked_levels(levels)
+    return Problem(name, kind, build, levels, _checked_draws(draws, levels))
+
+
+def _checked_levels(levels: Any) -> tuple[str, ...]:
+    valid = f"valid: a non-empty tuple of {_choices(LEVELS)}"
+    if isinstance(levels, str) or not isinstance(levels, tuple | list) or not levels:
+        raise ValueError(f"levels = {levels!r} is invalid; {valid}")
+    for level in levels:
+        if level not in LEVELS:
+            raise ValueError(f"levels = {levels!r} is invalid (level {level!r}); {valid}")
+    return tuple(dict.fromkeys(levels))
+
+
+def _checked_draws(draws: Any, levels: tuple[str, ...]) -> Mapping[str, int] | None:
+    """None (the standard sizes), or a run size for each of ``levels``."""
+    if draws is None:
+        return None
+    valid = f"valid: None or a mapping of each level in {levels!r} to an integer >= 1"
+    if not isinstance(draws, Mapping):
+        raise ValueError(f"draws = {draws!r} is invalid; {valid}")
+    problems = [f"no entry for {level!r}" for level in levels if level not in draws]
+    problems += [f"unknown level {key!r}" for key in draws if key not in LEVELS]
+    problems += [
+        f"{key!r}: {n!r} is not an integer >= 1"
+        for key, n in draws.items()
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1
+    ]
+    if problems:
+        raise ValueError(f"draws = {dict(draws)!r} is invalid ({'; '.join(problems)}); {valid}")
+    return MappingProxyType({key: int(n) for key, n in draws.items()})
+
+
+def _built_target(problem: Problem) -> Any:
+    """Build a plugin problem's target and check it (the user's code: errors become
+    ``ValueError`` naming the problem, reported without a traceback)."""
+    from harness.verification import check_target
+
+    try:
+        target = problem.build()
+    except Exception as exc:
+        raise ValueError(
+            f"problem {problem.name!r}: build() raised {type(exc).__name__}: {exc}"
+        ) from exc
+    check_target(problem.name, problem.kind, target)
+    return target
 
 
 @contextlib.contextmanager
@@ -96,6 +276,7 @@ def load_plugin(ref: str, registry: Registry) -> list[AlgorithmSpec]:
     Raises ``ValueError`` when the plugin cannot be found or registers nothing.
     """
     before = set(registry.names())
+    problems_before = len(registry.plugin_problems())
     try:
         _import_plugin(ref, registry)
     except ValueError:
@@ -103,8 +284,11 @@ def load_plugin(ref: str, registry: Registry) -> list[AlgorithmSpec]:
     except Exception as exc:  # the plugin's own error, reported without a traceback
         raise ValueError(f"plugin {ref!r} failed to import: {type(exc).__name__}: {exc}") from exc
     added = [registry.get(name) for name in registry.names() if name not in before]
-    if not added:
-        raise ValueError(f"plugin {ref!r} registered no algorithm; call harness.register(spec)")
+    if not added and len(registry.plugin_problems()) == problems_before:
+        raise ValueError(
+            f"plugin {ref!r} registered no algorithm and no problem; call "
+            "harness.register(spec) or harness.register_problem(...)"
+        )
     registry.plugins.append(ref)
     return added
 

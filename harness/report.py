@@ -69,11 +69,33 @@ def load_run(run: Path) -> dict[str, Any]:
     return summary
 
 
-def _pmf_figure(run: Path, records: list[dict[str, Any]], case: str, problem: str) -> str | None:
-    """Observed frequencies of each implementation against the exact pmf (stage 0)."""
+def _target_or_none(problem: str, plugins: tuple[str, ...]) -> Any:
+    """The target of ``problem``: the catalog's, else from the run's plugins; None when neither
+    has it here (a report rendered without the plugin that registered the problem)."""
     try:
-        target = build_target(problem)
+        return build_target(problem)
     except ValueError:
+        pass
+    if not plugins:
+        return None
+    from harness.registry import registry_for
+
+    try:
+        return registry_for(plugins).build_target(problem)
+    except ValueError:  # the plugin is gone, fails to load, or no longer has the problem
+        return None
+
+
+def _pmf_figure(
+    run: Path,
+    records: list[dict[str, Any]],
+    case: str,
+    problem: str,
+    plugins: tuple[str, ...] = (),
+) -> str | None:
+    """Observed frequencies of each implementation against the exact pmf (stage 0)."""
+    target = _target_or_none(problem, plugins)
+    if target is None:
         return None
     if target.kind != "discrete" or target.D > 100:
         return None
@@ -122,8 +144,9 @@ def verification_section(summary: dict[str, Any]) -> dict[str, Any]:
     for r in summary["records"]:
         if r.get("guarantee") == "exact" and r.get("stage") == 0:
             cases.setdefault((r["algorithm"], r["case"], r["problem"]), None)
+    plugins = tuple(summary.get("config", {}).get("plugins", ()))
     for algorithm, case, problem in sorted(cases):
-        svg = _pmf_figure(run, summary["records"], case, problem)
+        svg = _pmf_figure(run, summary["records"], case, problem, plugins)
         if svg:
             params = case.split("|", 2)[2]
             figures.append({"title": f"{algorithm} on {problem} {params}", "svg": svg})

@@ -26,7 +26,7 @@ from harness.engine import SeedKey, backend_for, run_tasks
 from harness.engine import Task as EngineTask
 from harness.gates.multiple import Escalation, holm
 from harness.gates.result import GateResult
-from harness.registry import build_registry, registry_for
+from harness.registry import Registry, build_registry, registry_for
 from harness.spec import IMPLEMENTATION_NAMES, Param, sample
 from harness.store import (
     RECORDS,
@@ -38,7 +38,7 @@ from harness.store import (
     provenance,
     write_json,
 )
-from harness.targets.catalog import LEVELS, build_target
+from harness.targets.catalog import LEVELS
 from harness.verification import Case, agreement, gates_for, plan_cases
 
 SAMPLES = "samples"
@@ -122,6 +122,11 @@ def check_seed(seed: Any) -> int:
 
 def validate_config(config: RunConfig) -> list:
     """Check the whole configuration before any work; return the selected specs."""
+    return _checked(config)[1]
+
+
+def _checked(config: RunConfig) -> tuple[Registry, list]:
+    """The registry of ``config``'s plugins and the selected specs (see validate_config)."""
     check_seed(config.seed)
     if config.level not in LEVELS:
         raise ValueError(f"level = {config.level!r} is invalid; valid: {', '.join(LEVELS)}")
@@ -141,7 +146,17 @@ def validate_config(config: RunConfig) -> list:
                 f"algorithm {spec.name!r} has none of the implementations {list(config.impls)}; "
                 f"it has {list(spec.implementations)}"
             )
-    return specs
+    return registry, specs
+
+
+def plan(config: RunConfig, registry: Registry, specs: list) -> list[Case]:
+    """The run's cases, on the catalog's problems and the plugins'. A plugin problem used here
+    is built (and its target checked) now, so a bad one fails before any work."""
+    cases = plan_cases(specs, config.level, registry.problems)
+    own = {p.name for p in registry.plugin_problems()}
+    for name in dict.fromkeys(c.problem for c in cases if c.problem in own):
+        registry.build_target(name)
+    return cases
 
 
 def _digest(obj: Any) -> str:
@@ -199,7 +214,7 @@ def execute(task: Task, rng: np.random.Generator) -> list[dict[str, Any]]:
     it writes nothing: its samples travel back inside the first record."""
     registry = registry_for(task.plugins)
     spec = registry.get(task.case.algorithm)
-    target = build_target(task.case.problem)
+    target = registry.build_target(task.case.problem)
     base = _base_record(task.case, task.impl, task.stage, task.seed, task.spawn_key, spec)
     start = time.perf_counter()
     try:
@@ -269,7 +284,7 @@ def load_sample(samples_dir: str, task_id: str) -> dict[str, Any] | None:
 
 
 def _agreement_records(
-    config: RunConfig, case: Case, stage: int, samples_dir: str, specs: dict
+    config: RunConfig, case: Case, stage: int, samples_dir: str, specs: dict, registry: Registry
 ) -> list[dict[str, Any]] | None:
     spec = specs[case.algorithm]
     impls = [i for i in config.impls if i in spec.implementations]
@@ -282,7 +297,7 @@ def _agreement_records(
         if got is None:
             return None
         loaded.append(got)
-    kind = build_target(case.problem).kind
+    kind = registry.build_target(case.problem).kind
     result = agreement(spec, kind, loaded[0], loaded[1], config.alpha)
     spawn_key = (zlib.crc32(case.key.encode()), stage)
     record = {
@@ -377,14 +392,14 @@ def verify(
     The tasks run on the backend ``scheduler`` and ``workers`` name
     (:func:`harness.engine.backend_for`); every backend gives the same records.
     """
-    specs = validate_config(config)
+    registry, specs = _checked(config)
+    cases = plan(config, registry, specs)
     backend = backend_for(scheduler, workers)
     out = Path(out)
     records_path = open_run(out, RUN_MANIFEST, config.manifest(), move_stale)
     samples_dir = out / SAMPLES
     samples_dir.mkdir(exist_ok=True)
     spec_by_name = {s.name: s for s in specs}
-    cases = plan_cases(specs, config.level)
     records = load_records(records_path)
     if records and log:
         log(f"resuming: {len(done_tasks(records))} finished tasks found in {out / RECORDS}")
@@ -425,7 +440,7 @@ def verify(
             aid = f"agreement|{c.key}|stage{stage}"
             if aid in done:
                 continue
-            recs = _agreement_records(config, c, stage, str(samples_dir), spec_by_name)
+            recs = _agreement_records(config, c, stage, str(samples_dir), spec_by_name, registry)
             if recs:
                 append_task(records_path, aid, recs)
         records = load_records(records_path)

@@ -19,6 +19,8 @@ returns, so a plugin gets the same verdicts as a built-in algorithm:
 from __future__ import annotations
 
 import json
+import math
+import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -44,7 +46,7 @@ from harness.gates.result import GateResult
 from harness.gates.thinning import quantile_indicators, state_indicators, thinning_lag
 from harness.gates.transitions import chain_state_indices, transition_consistency
 from harness.spec import AlgorithmSpec, Chain, Draws
-from harness.targets.catalog import problems
+from harness.targets.catalog import Problem, problems
 from harness.targets.continuous import gumbel_cdf
 
 SAMPLE_SIZES = {"quick": 20_000, "full": 100_000}
@@ -62,12 +64,20 @@ class Case:
         return f"{self.algorithm}|{self.problem}|{json.dumps(dict(self.params), sort_keys=True)}"
 
 
-def plan_cases(specs: list[AlgorithmSpec], level: str) -> list[Case]:
-    """Every (algorithm, problem, parameter set) a run at ``level`` verifies."""
+def plan_cases(
+    specs: list[AlgorithmSpec],
+    level: str,
+    problems_of: Callable[[str, str], list[Problem]] = problems,
+) -> list[Case]:
+    """Every (algorithm, problem, parameter set) a run at ``level`` verifies.
+
+    ``problems_of(kind, level)`` lists the problems: the catalog's by default, a registry's
+    :meth:`~harness.registry.Registry.problems` to add the problems plugins registered.
+    """
     cases = []
     for spec in specs:
         for kind in spec.target_kinds:
-            for prob in problems(kind, level):
+            for prob in problems_of(kind, level):
                 for check in spec.checks:
                     if not check.applies_to(prob.name, kind):
                         continue
@@ -488,6 +498,110 @@ GATE_SETS: Mapping[str, Mapping[str, GateSet]] = MappingProxyType(
         }.items()
     }
 )
+
+
+@dataclass(frozen=True)
+class Truth:
+    """What the gate set of a target kind reads from a target: ``attributes`` it must have,
+    ``callables`` it calls, and ``small``, read only on targets small enough to enumerate
+    (factor graphs: the enumerated or binned joint), with whether each is called."""
+
+    attributes: tuple[str, ...] = ()
+    callables: tuple[str, ...] = ()
+    small: tuple[tuple[str, bool], ...] = ()
+
+
+#: The ground truth each kind's gate set (:data:`GATE_SETS`) reads, which a plugin's problem
+#: must carry (:func:`check_target`). Optional extras (``log_normaliser`` for a sampler that
+#: reports ``gumbel_max``, ``N`` for pull bounds) are read only when a sampler reports them.
+GROUND_TRUTH: Mapping[str, Truth] = MappingProxyType(
+    {
+        "discrete": Truth(("pmf", "D")),
+        "discrete-ragged": Truth(("pmf", "D")),
+        "continuous-1d": Truth(callables=("cdf",)),
+        "box-density": Truth(("d",), ("cdf", "marginal_cdf", "bound", "M")),
+        "posterior-1d": Truth(("mean", "sd"), ("cdf",)),
+        "factor-graph": Truth(("n_vars", "D", "scopes", "tables", "meta"), small=(("pmf", False),)),
+        "factor-graph-continuous": Truth(
+            (
+                "n_vars",
+                "a",
+                "b",
+                "scopes",
+                "coefs",
+                "adj_indptr",
+                "adj_factors",
+                "adj_other",
+                "adj_pos",
+            ),
+            small=(("bin_probabilities", True),),
+        ),
+    }
+)
+
+
+def _is_small(kind: str, target: Any) -> bool:
+    """Whether the gates of ``kind`` read the enumerated (or binned) joint of ``target``."""
+    from harness.gates.continuous_chain import MAX_BINNED_VARS
+
+    if kind == "factor-graph":
+        return int(target.D) ** int(target.n_vars) <= ENUMERABLE
+    return kind == "factor-graph-continuous" and int(target.n_vars) <= MAX_BINNED_VARS
+
+
+def missing_truth(kind: str, target: Any) -> list[str]:
+    """What ``target`` lacks of the ground truth the gates of ``kind`` read (empty: nothing)."""
+    truth = GROUND_TRUTH[kind]
+    missing = [name for name in truth.attributes if not hasattr(target, name)]
+    missing += [
+        f"{name} (callable)"
+        for name in truth.callables
+        if not callable(getattr(target, name, None))
+    ]
+    if missing or not truth.small or not _is_small(kind, target):
+        return missing
+    return [
+        f"{name} (callable)" if call else name
+        for name, call in truth.small
+        if not (callable(getattr(target, name, None)) if call else hasattr(target, name))
+    ]
+
+
+def _check_pmf(name: str, target: Any) -> None:
+    """A discrete target's pmf: D finite, non-negative probabilities summing to 1."""
+    pmf = np.asarray(target.pmf, dtype=np.float64)
+    D = target.D
+    valid = "valid: a 1-D array of D finite probabilities >= 0 summing to 1, D = len(pmf)"
+    why = ""
+    if pmf.ndim != 1 or pmf.size == 0:
+        why = f"shape {pmf.shape}"
+    elif not np.all(np.isfinite(pmf)) or np.any(pmf < 0):
+        why = "a negative or non-finite entry"
+    elif abs(math.fsum(pmf.tolist()) - 1.0) > 1e-9:
+        why = f"sums to {math.fsum(pmf.tolist())!r}"
+    elif isinstance(D, bool) or not isinstance(D, numbers.Integral) or D != pmf.size:
+        why = f"D = {D!r} but pmf has {pmf.size} entries"
+    if why:
+        raise ValueError(f"problem {name!r}: target pmf is invalid ({why}); {valid}")
+
+
+def check_target(name: str, kind: str, target: Any) -> None:
+    """The target a problem called ``name`` built: of the declared ``kind``, carrying the ground
+    truth the gates of that kind read (:data:`GROUND_TRUTH`). ``ValueError`` says what is off."""
+    got = getattr(target, "kind", None)
+    if got != kind:
+        raise ValueError(
+            f"problem {name!r}: build() returned a target of kind {got!r} "
+            f"({type(target).__name__}); valid: a target whose .kind is the declared {kind!r}"
+        )
+    missing = missing_truth(kind, target)
+    if missing:
+        raise ValueError(
+            f"problem {name!r}: the target ({type(target).__name__}) lacks the ground truth "
+            f"the {kind!r} gates read: {', '.join(missing)}"
+        )
+    if kind in ("discrete", "discrete-ragged"):
+        _check_pmf(name, target)
 
 
 def sampling_mode(spec: AlgorithmSpec) -> str:

@@ -86,3 +86,42 @@ def readme_plugin_path() -> str:
     path = Path(tempfile.mkdtemp(prefix="readme-plugin-")) / "my_sampler.py"
     path.write_text(readme_plugin_source())
     return str(path)
+
+
+def readme_problem_source() -> str:
+    """The register_problem example of README.md (a discrete problem, "five-states")."""
+    text = (ROOT / "README.md").read_text()
+    block = text.split("<!-- problem-example -->", 1)[1].split("<!-- /problem-example -->", 1)[0]
+    return block.split("```python", 1)[1].split("```", 1)[0]
+
+
+#: Samplers appended to the README's problem example: an exact one and a planted bug (the pmf
+#: read backwards), each checked only on the plugin's own problem.
+OWN_PROBLEM_SAMPLERS = """
+
+def inverse_cdf(target, n, rng):
+    cdf = np.cumsum(np.exp(target.log_factors.sum(axis=1) + target.log_f0))
+    values = np.searchsorted(cdf, rng.random(n) * cdf[-1], side="right")
+    return harness.Draws(values, evals=target.log_factors.size)
+
+
+def backwards(target, n, rng):
+    return harness.Draws(target.D - 1 - inverse_cdf(target, n, rng).values, 0)
+
+
+for name, fn in (("five-states-exact", inverse_cdf), ("five-states-backwards", backwards)):
+    harness.register(
+        harness.AlgorithmSpec(
+            name, "mine", "000, Sec. 2.1", "exact", ("discrete",), {"reference": fn},
+            checks=(harness.Check(problems=("five-states",)),),
+        )
+    )
+"""
+
+
+@pytest.fixture
+def own_problem_plugin(tmp_path) -> str:
+    """A plugin file: the README's five-states problem and two samplers checked on it."""
+    path = tmp_path / "own_problem.py"
+    path.write_text(readme_problem_source() + OWN_PROBLEM_SAMPLERS)
+    return str(path)

@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from harness.cli import main
 from tests.conftest import BROKEN, BROKEN_GIBBS, BROKEN_RACING
 
 
@@ -34,7 +35,7 @@ def test_the_gumbel_family_verifies(tmp_path):
     out = harness(
         "verify",
         *(arg for name in GUMBEL for arg in ("--algorithm", name)),
-        *("--impl", "numba", "--out", str(tmp_path / "run"), "--no-progress"),
+        *("--impl", "numba", "--out", str(tmp_path / "run"), "--no-progress", "--verbose"),
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "0 failed" in out.stdout
@@ -47,7 +48,7 @@ def test_the_gumbel_family_verifies_with_both_implementations(tmp_path):
     out = harness(
         "verify",
         *(arg for name in GUMBEL for arg in ("--algorithm", name)),
-        *("--impl", "all", "--out", str(tmp_path / "run"), "--no-progress"),
+        *("--impl", "all", "--out", str(tmp_path / "run"), "--no-progress", "--verbose"),
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert " agreement " in out.stdout
@@ -85,7 +86,7 @@ def test_the_racing_family_verifies(tmp_path):
         "verify",
         *("--algorithm", "lil-ucb", "--algorithm", "racing-ebs"),
         *("--algorithm", "racing-normal", "--algorithm", "racing-mh"),
-        *("--impl", "numba", "--out", str(tmp_path / "run"), "--no-progress"),
+        *("--impl", "numba", "--out", str(tmp_path / "run"), "--no-progress", "--verbose"),
     )
     assert out.returncode == 0, out.stdout + out.stderr
     for gate in ("error-rate", "tv", "pull-bounds", "stationary-bias", "decision-error", "ess"):
@@ -98,7 +99,7 @@ def test_the_racing_family_verifies_with_both_implementations(tmp_path):
         "verify",
         *("--algorithm", "lil-ucb", "--algorithm", "racing-ebs"),
         *("--algorithm", "racing-normal", "--algorithm", "racing-mh"),
-        *("--impl", "all", "--out", str(tmp_path / "run"), "--no-progress"),
+        *("--impl", "all", "--out", str(tmp_path / "run"), "--no-progress", "--verbose"),
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert " agreement " in out.stdout
@@ -135,7 +136,7 @@ def test_the_discrete_minibatch_gibbs_family_verifies(tmp_path):
     out = harness(
         "verify",
         *(arg for name in MINIBATCH for arg in ("--algorithm", name)),
-        *("--impl", "numba", "--out", str(tmp_path / "run"), "--no-progress"),
+        *("--impl", "numba", "--out", str(tmp_path / "run"), "--no-progress", "--verbose"),
     )
     assert out.returncode == 0, out.stdout + out.stderr
     for gate in FG_GATES:
@@ -147,7 +148,7 @@ def test_the_discrete_minibatch_gibbs_family_verifies_with_both_implementations(
     out = harness(
         "verify",
         *(arg for name in MINIBATCH for arg in ("--algorithm", name)),
-        *("--impl", "all", "--out", str(tmp_path / "run"), "--no-progress"),
+        *("--impl", "all", "--out", str(tmp_path / "run"), "--no-progress", "--verbose"),
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert " agreement " in out.stdout
@@ -159,7 +160,7 @@ def test_the_continuous_minibatch_gibbs_samplers_verify(tmp_path):
     out = harness(
         "verify",
         *(arg for name in names for arg in ("--algorithm", name)),
-        *("--impl", "numba", "--out", str(tmp_path / "run"), "--no-progress"),
+        *("--impl", "numba", "--out", str(tmp_path / "run"), "--no-progress", "--verbose"),
     )
     assert out.returncode == 0, out.stdout + out.stderr
     for gate in ("chi-square-thinned", "conditional-pit", "ess"):
@@ -224,3 +225,44 @@ def test_help_teaches():
     out = harness("verify", "--help")
     assert out.returncode == 0
     assert "examples:" in out.stdout and "resume" in out.stdout
+    assert "--verbose" in out.stdout and "One line per algorithm and implementation" in out.stdout
+
+
+def test_verify_prints_a_line_per_algorithm_then_failures_in_full(
+    own_problem_plugin, tmp_path, capsys
+):
+    """The default output; --verbose adds the table of every verdict (the run resumes)."""
+    args = [
+        *("verify", "--plugin", own_problem_plugin, "--impl", "reference"),
+        *("--algorithm", "five-states-exact", "--algorithm", "five-states-backwards"),
+        *("--out", str(tmp_path / "run"), "--scheduler", "inprocess", "--no-progress"),
+    ]
+    assert main(args) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == [
+        "algorithm",
+        "impl",
+        "gates",
+        "passed",
+        "worst",
+        "adj.",
+        "p",
+        "wall",
+        "s",
+    ]
+    rows = {tuple(line.split()[:3]): line.split() for line in lines[2:4]}
+    exact = rows[("five-states-exact", "reference", "2/2")]
+    backwards = rows[("five-states-backwards", "reference", "1/2")]
+    assert exact[-1] == "PASS" and backwards[-1] == "FAIL"
+    assert float(backwards[3]) < 1e-10 and float(exact[4]) >= 0.0
+    assert lines[4] == "FAILED chi-square: five-states-backwards [reference] on five-states"
+    assert lines[5].startswith("  statistic ") and ", n 4000, detectable " in lines[5]
+    assert "Holm-adjusted" in lines[5] and "(Cohen's w)" in lines[5]
+    assert lines[6].strip() and lines[-1].startswith("3 passed, 1 failed")
+    assert not any(" pair-independence " in line for line in lines)
+
+    assert main([*args, "--verbose"]) == 1
+    verbose = capsys.readouterr().out
+    table = verbose.split("\n\n", 1)[0]
+    assert table.count(" pair-independence ") == 2 and table.count(" chi-square ") == 2
+    assert verbose.split("\n\n", 1)[1].splitlines()[:4] == lines[:4]
