@@ -31,8 +31,9 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 from tqdm import tqdm
 
+from harness.gates.result import GateContext
 from harness.registry import Registry, build_registry
-from harness.spec import AlgorithmSpec, Param, check_sample_size, sample
+from harness.spec import AlgorithmSpec, Param, check_sample_size, rerun_for, sample
 from harness.targets.catalog import Problem, build_target
 from harness.text_table import text_table
 from harness.verification import gates_for
@@ -142,6 +143,7 @@ def gate_rows(
     ``build`` resolves the problem's target: the catalog's, or a registry's (plugin problems)."""
     target = build(problem_name)
     draws = sample(spec, impl, target, n, rng, **params)
+    context = GateContext(rerun_for(spec, impl, params), rng)
     return [
         {
             "gate": g.gate,
@@ -149,7 +151,7 @@ def gate_rows(
             "passed": bool(g.passed),
             "multiple_testing": bool(g.multiple_testing),
         }
-        for g in gates_for(spec, target, draws, alpha, params)
+        for g in gates_for(spec, target, draws, alpha, params, context)
     ]
 
 

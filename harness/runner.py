@@ -25,9 +25,9 @@ import numpy as np
 from harness.engine import SeedKey, backend_for, run_tasks
 from harness.engine import Task as EngineTask
 from harness.gates.multiple import Escalation, holm
-from harness.gates.result import GateResult
+from harness.gates.result import GateContext, GateResult
 from harness.registry import Registry, build_registry, registry_for
-from harness.spec import IMPLEMENTATION_NAMES, Param, sample
+from harness.spec import IMPLEMENTATION_NAMES, Param, rerun_for, sample
 from harness.store import (
     RECORDS,
     RUN_MANIFEST,
@@ -241,8 +241,9 @@ def execute(task: Task, rng: np.random.Generator) -> list[dict[str, Any]]:
         values_digest=hashlib.sha256(np.ascontiguousarray(draws.values).tobytes()).hexdigest()[:16],
         rng_digest=_digest(state),
     )
+    context = GateContext(rerun_for(spec, task.impl, task.case.params), rng)
     try:
-        gates = gates_for(spec, target, draws, task.alpha, task.case.params)
+        gates = gates_for(spec, target, draws, task.alpha, task.case.params, context)
     except NotImplementedError as exc:
         gates = [_not_verified(task, "coverage", str(exc))]
     records = [{**base, **g.to_dict()} for g in gates]

@@ -335,3 +335,13 @@ def sample(
     if spec.target_check is not None:
         spec.target_check(target, checked)
     return fn(target, n, rng, **start, **checked)
+
+
+def rerun_for(spec: AlgorithmSpec, impl: str, params: Mapping[str, Any]) -> Callable[..., Any]:
+    """``rerun(target, n, rng, x0=None, **overrides)``: :func:`sample` of ``spec``'s ``impl``
+    with ``params``, ``overrides`` replacing some (what a gate that reruns the sampler calls)."""
+
+    def rerun(target: Any, n: int, rng: np.random.Generator, x0: Any = None, **overrides: Any):
+        return sample(spec, impl, target, n, rng, x0=x0, **{**params, **overrides})
+
+    return rerun

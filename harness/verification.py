@@ -13,6 +13,10 @@ returns, so a plugin gets the same verdicts as a built-in algorithm:
   A*'s maxima, 001 Sec. 4);
 - ``extras["process_values"/"process_locations"]``: per-state KS against Gumbel(log p~(i))
   (001, Alg. 1 yields independent Gumbels), Bonferroni over states;
+- Markov chains on GLM posteriors (FlyMC and its baselines, harness/gates/glm_chain.py): ESS,
+  thinned KS of each marginal against quadrature (D <= 2), simulation-based calibration (D > 2),
+  and the z-conditional test for samplers with auxiliary bright/dark variables; the last two
+  rerun the sampler through a :class:`~harness.gates.result.GateContext`;
 - two implementations: agreement under the same seed.
 """
 
@@ -33,6 +37,7 @@ from harness.gates import chisquare_2samp, chisquare_gof, ks_1samp, ks_2samp
 from harness.gates.box_bounds import bound_validity, ks_marginals, visited_boxes
 from harness.gates.continuous_chain import continuous_factor_graph_gates
 from harness.gates.exactness import ks_detectable
+from harness.gates.glm_chain import glm_posterior_gates
 from harness.gates.independence import pair_independence_continuous, pair_independence_discrete
 from harness.gates.mcmc import ess_rhat, invariance, spectral_gap_bound
 from harness.gates.moments import (
@@ -42,7 +47,7 @@ from harness.gates.moments import (
     moment_variance,
 )
 from harness.gates.rates import error_rate, tv_estimate
-from harness.gates.result import GateResult
+from harness.gates.result import GateContext, GateResult
 from harness.gates.thinning import quantile_indicators, state_indicators, thinning_lag
 from harness.gates.transitions import chain_state_indices, transition_consistency
 from harness.spec import AlgorithmSpec, Chain, Draws
@@ -495,9 +500,14 @@ GATE_SETS: Mapping[str, Mapping[str, GateSet]] = MappingProxyType(
             "posterior-1d": {"chain": chain_gates},
             "factor-graph": {"chain": factor_graph_gates},
             "factor-graph-continuous": {"chain": continuous_factor_graph_gates},
+            "glm-posterior": {"chain": glm_posterior_gates},
         }.items()
     }
 )
+
+#: Kinds whose gate set reruns the sampler, so it takes a :class:`GateContext` as a sixth
+#: argument (simulation-based calibration, the z-conditional test).
+RERUN_KINDS = frozenset({"glm-posterior"})
 
 
 @dataclass(frozen=True)
@@ -536,6 +546,12 @@ GROUND_TRUTH: Mapping[str, Truth] = MappingProxyType(
             ),
             small=(("bin_probabilities", True),),
         ),
+        # marginal_cdf (quadrature) where D <= 2; simulate and log_posterior for calibration
+        # (any posterior that can simulate from its prior; log_lik and log_bound are read only
+        # by the z-conditional test of samplers with bright/dark variables).
+        "glm-posterior": Truth(
+            ("D", "name"), ("log_posterior", "simulate"), small=(("marginal_cdf", True),)
+        ),
     }
 )
 
@@ -546,6 +562,10 @@ def _is_small(kind: str, target: Any) -> bool:
 
     if kind == "factor-graph":
         return int(target.D) ** int(target.n_vars) <= ENUMERABLE
+    if kind == "glm-posterior":
+        from harness.gates.glm_chain import QUADRATURE_D
+
+        return int(target.D) <= QUADRATURE_D
     return kind == "factor-graph-continuous" and int(target.n_vars) <= MAX_BINNED_VARS
 
 
@@ -635,9 +655,14 @@ def gates_for(
     draws: Draws | Chain,
     alpha: float,
     params: Mapping[str, Any] | None = None,
+    context: GateContext | None = None,
 ) -> list[GateResult]:
-    """Every gate verdict on one sampler's output, from its kind's gate set (:data:`GATE_SETS`)."""
-    return gate_set(spec, target.kind)(spec, target, draws, alpha, params or {})
+    """Every gate verdict on one sampler's output, from its kind's gate set (:data:`GATE_SETS`);
+    ``context`` lets the gate sets of :data:`RERUN_KINDS` run the sampler again."""
+    found = gate_set(spec, target.kind)
+    if target.kind in RERUN_KINDS:
+        return found(spec, target, draws, alpha, params or {}, context)
+    return found(spec, target, draws, alpha, params or {})
 
 
 def _same(a: np.ndarray, b: np.ndarray, rtol: float) -> bool:

@@ -52,6 +52,14 @@ def small_box():
     return peaky_exponential(5.0)
 
 
+@pytest.fixture(scope="session")
+def small_glm():
+    from harness.targets.glm import from_data
+    from harness.targets.glm_data import synthetic_logistic
+
+    return from_data(synthetic_logistic(60, 2, seed=31), "map")
+
+
 def target_for(
     kind,
     small_discrete,
@@ -60,8 +68,11 @@ def target_for(
     small_factor_graph=None,
     small_continuous_graph=None,
     small_box=None,
+    small_glm=None,
 ):
     targets = {"discrete": small_discrete, "continuous-1d": small_trunc}
+    if small_glm is not None:
+        targets["glm-posterior"] = small_glm
     if small_box is not None:
         targets["box-density"] = small_box
     if small_continuous_graph is not None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
+
+import numpy as np
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,3 +42,14 @@ class GateResult:
         if self.interval is not None:
             d["interval"] = [float(v) for v in self.interval]
         return d
+
+
+@dataclass(frozen=True)
+class GateContext:
+    """What a gate needs to run the sampler under test again (simulation-based calibration, the
+    z-conditional test): ``rerun(target, n, rng, x0=None, **overrides)`` calls the same spec,
+    implementation and parameters (``overrides`` replacing some); ``rng`` is the task's
+    Generator after its own run, so the gate's draws are a function of the task's seed."""
+
+    rerun: Callable[..., Any]
+    rng: np.random.Generator

@@ -7,6 +7,12 @@ posterior, so its rank among L independent draws is uniform on {0, ..., L}. That
 independent draws; an MCMC chain is therefore thinned first (Talts et al. Sec. 4.2) by its slowest
 decile indicator (harness/gates/thinning.py), so the kept draws are near independent.
 
+Any test quantity f(theta, data) may be ranked beside the parameters (Talts et al. Sec. 4.3):
+the true theta and the posterior draws are exchangeable given the data, so the rank of f at the
+true theta is uniform too. The log posterior density is the one this harness adds for posterior
+targets: a posterior that is too wide (or too narrow) barely moves each coordinate's rank but
+puts f(theta_true) above (below) most draws' f.
+
 Each rank is turned into a randomised PIT, (rank + U) / (L + 1) with U ~ Uniform(0, 1): exactly
 Uniform(0, 1) under the null whatever L each replication kept, so one KS test per parameter
 reads all replications, and Holm combines the parameters.
@@ -28,6 +34,8 @@ from harness.gates.thinning import quantile_indicators, thinning_lag
 Simulate = Callable[[np.random.Generator], tuple[Any, Any]]
 #: The sampler under test: (data, n, rng) -> posterior draws of shape (n, d) or (n,).
 Posterior = Callable[[Any, int, np.random.Generator], Any]
+#: A test quantity: (data, thetas of shape (m, d)) -> m values.
+Statistic = Callable[[Any, np.ndarray], np.ndarray]
 
 #: Deciles of the chain itself: the points at which the ranks' empirical CDF is read.
 DECILES = np.arange(1, 10) / 10
@@ -61,16 +69,23 @@ def sbc_pit(
     n: int,
     rng: np.random.Generator,
     mcmc: bool = True,
+    statistic: Statistic | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Randomised PIT values, shape (replications, d), and the draws each kept after thinning."""
+    """Randomised PIT values, shape (replications, d), and the draws each kept after thinning;
+    with ``statistic``, a last column ranks f(theta, data) among the draws' f."""
     pits, kept = [], []
     for _ in range(replications):
         theta, data = simulate(rng)
         theta = np.atleast_1d(np.asarray(theta, dtype=np.float64))
         chain = _as_draws(posterior(data, n, rng), theta.size, n)
+        truth = theta
+        if statistic is not None:
+            values = np.asarray(statistic(data, np.vstack([theta, chain])), dtype=np.float64)
+            truth = np.append(theta, values[0])
+            chain = np.column_stack([chain, values[1:]])
         row, kept_row = [], []
-        for j in range(theta.size):
-            rank, L = thinned_rank(float(theta[j]), chain[:, j], mcmc)
+        for j in range(truth.size):
+            rank, L = thinned_rank(float(truth[j]), chain[:, j], mcmc)
             row.append((rank + rng.random()) / (L + 1))
             kept_row.append(L)
         pits.append(row)

@@ -138,6 +138,20 @@ def _box(which: str, size: float) -> Any:
     return peaky_exponential(size) if which == "peaky" else clutter(int(size))
 
 
+def _glm(model: str, N: int, P: int, tuning: str, seed: int, classes: int = 2) -> Any:
+    from harness.targets import glm_data
+    from harness.targets.glm import from_data
+
+    if model == "logistic":
+        data = glm_data.synthetic_logistic(N, P, seed)
+    elif model == "softmax":
+        data = glm_data.synthetic_softmax(N, classes, P, seed)
+    else:
+        data = glm_data.synthetic_robust(N, P, seed=seed)
+    target = from_data(data, tuning)
+    return target
+
+
 def _trunc(phi: float, b: float) -> Callable[[], Any]:
     return lambda: TruncatedGumbelTarget(phi, b)
 
@@ -244,6 +258,23 @@ PROBLEMS: tuple[Problem, ...] = (
         "box-density",
         lambda: _box("clutter", 2),
         draws={"quick": 2000, "full": 10000},
+    ),
+    # GLM posteriors for FlyMC and its baselines (002): synthetic prior-predictive data, bounds
+    # tuned at theta_MAP or untuned. D = 2 has a quadrature truth (ks-marginals); D = 10 is
+    # checked by simulation-based calibration on its prior (harness/gates/glm_chain.py).
+    Problem("logistic-N100-D2-map", "glm-posterior", lambda: _glm("logistic", 100, 2, "map", 21)),
+    Problem(
+        "logistic-N100-D2-untuned",
+        "glm-posterior",
+        lambda: _glm("logistic", 100, 2, "untuned", 21),
+    ),
+    Problem("softmax-N100-K2-D2-map", "glm-posterior", lambda: _glm("softmax", 100, 1, "map", 22)),
+    Problem("robust-N100-D2-map", "glm-posterior", lambda: _glm("robust", 100, 2, "map", 23)),
+    Problem(
+        "logistic-N200-D10-map",
+        "glm-posterior",
+        lambda: _glm("logistic", 200, 10, "map", 24),
+        draws={"quick": 10000, "full": 40000},
     ),
 )
 

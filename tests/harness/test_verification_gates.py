@@ -100,6 +100,7 @@ def test_gate_sets_come_from_one_table_keyed_by_target_kind(registry, small_disc
         "posterior-1d",
         "factor-graph",
         "factor-graph-continuous",
+        "glm-posterior",
     }
     assert gate_set(registry.get("racing-mh"), "posterior-1d") is chain_gates
     draws = Draws(np.random.default_rng(0).integers(0, small_discrete.D, 5000), 0)

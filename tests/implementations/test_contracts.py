@@ -41,6 +41,7 @@ def target(
     small_factor_graph,
     small_continuous_graph,
     small_box,
+    small_glm,
 ):
     return target_for(
         spec.target_kinds[0],
@@ -50,6 +51,7 @@ def target(
         small_factor_graph,
         small_continuous_graph,
         small_box,
+        small_glm,
     )
 
 

@@ -1,0 +1,980 @@
+"""GLM posteriors with a lower bound on every likelihood term: the target kind of Firefly Monte
+Carlo (002_3c1996bf78df7865.txt, Alg. 1 and Table 1; notes-firefly.md).
+
+p(theta | data) ∝ N(theta; 0, prior_sd^2 I) prod_n L_n(theta), theta a flat vector of length D,
+and for every n a bound 0 < B_n <= L_n that is the exponential of a quadratic in theta
+(notes-firefly.md Sec. 2):
+
+- ``logistic`` (t in {0, 1}): y = (2t - 1) x.theta, log L = log sigmoid(y), Jaakkola-Jordan
+  log B = a y^2 + y/2 + c, tight at y = +-xi;
+- ``softmax`` (t in 0..K-1): Theta = theta.reshape(K, P), y = Theta x, log L = y_t - lse(y),
+  Bohning log B = y_t - y'Ay/2 + b'y + c with A = (I - 11'/K)/2, tight at y = psi;
+- ``robust`` (real t): r = t - x.theta, log L = -(nu + 1)/2 log(1 + r^2/nu) (the Student-t
+  density up to its constant), log B = a r^2 + c, the tangent in u = r^2 of this function,
+  which is convex in u (the notes say concave; a tangent bounds from below only where the
+  function is convex), tight at r = +-xi.
+
+Every bound has EPS = 1e-6 subtracted from its constant, so gap = log L - log B >= EPS > 0 and
+log(L/B - 1) = gap + log(-expm1(-gap)) is finite (notes Sec. 1). ``tuning``: "untuned" uses one
+expansion point for all n (xi = 1.5; psi = 1.5 e_t; xi = 0), "map" makes every bound tight at
+theta_MAP (notes Sec. 3), found with L-BFGS-B, its cost kept apart in :class:`MapCost`.
+
+The product of all N bounds is collapsed into ``quad`` (D, D), ``lin`` (D,) and ``const``:
+sum_n log B_n(theta) = theta'quad theta + lin'theta + const exactly (notes Sec. 4), O(D^2) a
+call whatever N is.
+
+Kernels: the per-datum functions below are plain loops over floats and arrays with a model
+code, so one source runs as the NumPy reference and compiles with ``numba.njit``; each ``f`` has
+its twin ``f_nb = njit(f)``, equal to the last bit (tested; helpers they call are
+``register_jitable``). The target's methods run the twins, so a NumPy sampler calling the
+methods and a Numba sampler calling the kernels on ``target.X``, ``target.t``, ... read the same
+numbers. (NumPy's vectorised exp/log1p differ from ``math``'s in the last bit on AVX-512 machines,
+so the methods are not vectorised NumPy.)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+from numba import njit
+from numba.extending import register_jitable
+from scipy import optimize, special
+
+from harness.spec import Param, finite_number
+from harness.targets.box_density import NORMAL, BoxDensityTarget, QuadratureTruth, quadrature_truth
+from harness.targets.glm_data import GLMData, categorical
+
+MODELS = ("logistic", "softmax", "robust")
+LOGISTIC, SOFTMAX, ROBUST = 0, 1, 2
+MODEL_CODES = {"logistic": LOGISTIC, "softmax": SOFTMAX, "robust": ROBUST}
+TUNINGS = ("untuned", "map")
+#: Subtracted from every bound's constant, so log L - log B >= EPS (notes Sec. 1).
+EPS = 1e-6
+#: Untuned expansion points (the authors' code defaults, notes Sec. 3).
+UNTUNED_XI_LOGISTIC = 1.5
+UNTUNED_PSI_SOFTMAX = 1.5
+UNTUNED_XI_ROBUST = 0.0
+#: The largest D with a quadrature ground truth.
+MAX_QUADRATURE_D = 2
+
+
+# -- scalar helpers (NumPy reference in Python, inlined when a kernel is compiled) -------------
+
+
+@register_jitable
+def _dot(X: np.ndarray, n: int, theta: np.ndarray, offset: int) -> float:
+    """x_n . theta[offset : offset + P], summed left to right."""
+    s = 0.0
+    for p in range(X.shape[1]):
+        s += X[n, p] * theta[offset + p]
+    return s
+
+
+@register_jitable
+def _log_sigmoid(y: float) -> float:
+    if y >= 0.0:
+        return -math.log1p(math.exp(-y))
+    return y - math.log1p(math.exp(y))
+
+
+@register_jitable
+def _sigmoid_neg(y: float) -> float:
+    """sigmoid(-y) = 1 / (1 + e^y) without overflow."""
+    if y >= 0.0:
+        e = math.exp(-y)
+        return e / (1.0 + e)
+    return 1.0 / (1.0 + math.exp(y))
+
+
+@register_jitable
+def _logits(X: np.ndarray, n: int, theta: np.ndarray, y: np.ndarray) -> None:
+    """y = Theta x_n, Theta = theta.reshape(K, P), K = y.size."""
+    P = X.shape[1]
+    for k in range(y.size):
+        y[k] = _dot(X, n, theta, k * P)
+
+
+@register_jitable
+def _logsumexp(y: np.ndarray) -> float:
+    m = y[0]
+    for k in range(1, y.size):
+        m = max(m, y[k])
+    s = 0.0
+    for k in range(y.size):
+        s += math.exp(y[k] - m)
+    return m + math.log(s)
+
+
+@register_jitable
+def log_l_tilde(log_lik: float, log_bound: float) -> float:
+    """log(L/B - 1) = gap + log(-expm1(-gap)), gap = log L - log B >= EPS (notes Sec. 1)."""
+    gap = log_lik - log_bound
+    return gap + math.log(-math.expm1(-gap))
+
+
+# -- per-datum kernels --------------------------------------------------------------------------
+
+
+@register_jitable
+def log_lik_one(
+    model: int, X: np.ndarray, t: np.ndarray, nu: float, theta: np.ndarray, n: int, y: np.ndarray
+) -> float:
+    """log L_n(theta) (notes Sec. 2); ``y`` is scratch space of length K."""
+    if model == LOGISTIC:
+        return _log_sigmoid((2.0 * t[n] - 1.0) * _dot(X, n, theta, 0))
+    if model == SOFTMAX:
+        _logits(X, n, theta, y)
+        return y[int(t[n])] - _logsumexp(y)
+    r = t[n] - _dot(X, n, theta, 0)
+    return -0.5 * (nu + 1.0) * math.log1p(r * r / nu)
+
+
+@register_jitable
+def log_bound_one(
+    model: int,
+    X: np.ndarray,
+    t: np.ndarray,
+    bq: np.ndarray,
+    bl: np.ndarray,
+    bc: np.ndarray,
+    theta: np.ndarray,
+    n: int,
+    y: np.ndarray,
+) -> float:
+    """log B_n(theta): bq y^2 + bl y + bc in y (logistic) or r (robust); y_t - y'Ay/2 + bl'y +
+    bc in y = Theta x_n (softmax, bq unused) (notes Sec. 2). ``y``: scratch of length K."""
+    if model == SOFTMAX:
+        K = y.size
+        _logits(X, n, theta, y)
+        total, squares, linear = 0.0, 0.0, 0.0
+        for k in range(K):
+            total += y[k]
+            squares += y[k] * y[k]
+            linear += bl[n, k] * y[k]
+        # y'Ay / 2 = (sum y_k^2 - (sum y_k)^2 / K) / 4
+        return y[int(t[n])] - 0.25 * (squares - total * total / K) + linear + bc[n]
+    if model == LOGISTIC:
+        v = (2.0 * t[n] - 1.0) * _dot(X, n, theta, 0)
+    else:
+        v = t[n] - _dot(X, n, theta, 0)
+    return bq[n] * v * v + bl[n, 0] * v + bc[n]
+
+
+@register_jitable
+def grad_log_lik_one(
+    model: int,
+    X: np.ndarray,
+    t: np.ndarray,
+    nu: float,
+    theta: np.ndarray,
+    n: int,
+    y: np.ndarray,
+    out: np.ndarray,
+    row: int,
+) -> None:
+    """out[row] = grad_theta log L_n(theta), length D; ``y``: scratch of length K."""
+    P = X.shape[1]
+    if model == SOFTMAX:
+        _logits(X, n, theta, y)
+        lse = _logsumexp(y)
+        label = int(t[n])
+        for k in range(y.size):
+            w = (1.0 if k == label else 0.0) - math.exp(y[k] - lse)
+            for p in range(P):
+                out[row, k * P + p] = w * X[n, p]
+        return
+    if model == LOGISTIC:
+        s = 2.0 * t[n] - 1.0
+        w = s * _sigmoid_neg(s * _dot(X, n, theta, 0))
+    else:
+        r = t[n] - _dot(X, n, theta, 0)
+        w = (nu + 1.0) * r / (nu + r * r)
+    for p in range(P):
+        out[row, p] = w * X[n, p]
+
+
+@register_jitable
+def grad_log_bound_one(
+    model: int,
+    X: np.ndarray,
+    t: np.ndarray,
+    bq: np.ndarray,
+    bl: np.ndarray,
+    bc: np.ndarray,
+    theta: np.ndarray,
+    n: int,
+    y: np.ndarray,
+    out: np.ndarray,
+    row: int,
+) -> None:
+    """out[row] = grad_theta log B_n(theta), length D; ``y``: scratch of length K."""
+    P = X.shape[1]
+    if model == SOFTMAX:
+        K = y.size
+        _logits(X, n, theta, y)
+        total = 0.0
+        for k in range(K):
+            total += y[k]
+        label = int(t[n])
+        for k in range(K):
+            # d/dy_k: [k = t] - (Ay)_k + bl_k, (Ay)_k = (y_k - mean y) / 2
+            w = (1.0 if k == label else 0.0) - 0.5 * (y[k] - total / K) + bl[n, k]
+            for p in range(P):
+                out[row, k * P + p] = w * X[n, p]
+        return
+    if model == LOGISTIC:
+        s = 2.0 * t[n] - 1.0
+        v = s * _dot(X, n, theta, 0)
+        w = (2.0 * bq[n] * v + bl[n, 0]) * s
+    else:
+        v = t[n] - _dot(X, n, theta, 0)
+        w = -(2.0 * bq[n] * v + bl[n, 0])  # dr/dtheta = -x
+    for p in range(P):
+        out[row, p] = w * X[n, p]
+
+
+@register_jitable
+def log_lik_terms(
+    model: int,
+    X: np.ndarray,
+    t: np.ndarray,
+    nu: float,
+    theta: np.ndarray,
+    idx: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """out[i] = log L_n(theta) for n = idx[i] (notes Sec. 2)."""
+    y = np.empty(theta.size // X.shape[1])
+    for i in range(idx.size):
+        out[i] = log_lik_one(model, X, t, nu, theta, idx[i], y)
+
+
+@register_jitable
+def log_bound_terms(
+    model: int,
+    X: np.ndarray,
+    t: np.ndarray,
+    bq: np.ndarray,
+    bl: np.ndarray,
+    bc: np.ndarray,
+    theta: np.ndarray,
+    idx: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """out[i] = log B_n(theta) for n = idx[i] (:func:`log_bound_one`)."""
+    y = np.empty(theta.size // X.shape[1])
+    for i in range(idx.size):
+        out[i] = log_bound_one(model, X, t, bq, bl, bc, theta, idx[i], y)
+
+
+@register_jitable
+def grad_log_lik_terms(
+    model: int,
+    X: np.ndarray,
+    t: np.ndarray,
+    nu: float,
+    theta: np.ndarray,
+    idx: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """out[i] = grad_theta log L_n(theta), a row of length D, for n = idx[i]."""
+    y = np.empty(theta.size // X.shape[1])
+    for i in range(idx.size):
+        grad_log_lik_one(model, X, t, nu, theta, idx[i], y, out, i)
+
+
+@register_jitable
+def grad_log_bound_terms(
+    model: int,
+    X: np.ndarray,
+    t: np.ndarray,
+    bq: np.ndarray,
+    bl: np.ndarray,
+    bc: np.ndarray,
+    theta: np.ndarray,
+    idx: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """out[i] = grad_theta log B_n(theta), a row of length D, for n = idx[i]."""
+    y = np.empty(theta.size // X.shape[1])
+    for i in range(idx.size):
+        grad_log_bound_one(model, X, t, bq, bl, bc, theta, idx[i], y, out, i)
+
+
+# -- whole-data and collapsed kernels ------------------------------------------------------------
+
+
+@register_jitable
+def log_lik_total(model: int, X: np.ndarray, t: np.ndarray, nu: float, theta: np.ndarray) -> float:
+    """sum_n log L_n(theta) over all N data, summed in order n = 0, 1, ... (O(N D))."""
+    N = X.shape[0]
+    terms = np.empty(N)
+    log_lik_terms(model, X, t, nu, theta, np.arange(N), terms)
+    s = 0.0
+    for n in range(N):
+        s += terms[n]
+    return s
+
+
+@register_jitable
+def grad_log_lik_total(
+    model: int, X: np.ndarray, t: np.ndarray, nu: float, theta: np.ndarray, out: np.ndarray
+) -> None:
+    """out = sum_n grad log L_n(theta), rows added in order n = 0, 1, ..."""
+    row = np.empty((1, theta.size))
+    one = np.zeros(1, dtype=np.int64)
+    for j in range(theta.size):
+        out[j] = 0.0
+    for n in range(X.shape[0]):
+        one[0] = n
+        grad_log_lik_terms(model, X, t, nu, theta, one, row)
+        for j in range(theta.size):
+            out[j] += row[0, j]
+
+
+@register_jitable
+def collapsed_log_bound(
+    quad: np.ndarray, lin: np.ndarray, const: float, theta: np.ndarray
+) -> float:
+    """sum_n log B_n(theta) = theta'quad theta + lin'theta + const, O(D^2) (notes Sec. 4)."""
+    total = const
+    for i in range(theta.size):
+        row = lin[i]
+        for j in range(theta.size):
+            row += quad[i, j] * theta[j]
+        total += theta[i] * row
+    return total
+
+
+@register_jitable
+def collapsed_grad_log_bound(
+    quad: np.ndarray, lin: np.ndarray, theta: np.ndarray, out: np.ndarray
+) -> None:
+    """out = 2 quad theta + lin (quad is symmetric)."""
+    for i in range(theta.size):
+        acc = 0.0
+        for j in range(theta.size):
+            acc += quad[i, j] * theta[j]
+        out[i] = lin[i] + 2.0 * acc
+
+
+@register_jitable
+def log_prior_value(theta: np.ndarray, prior_sd: float) -> float:
+    """log N(theta; 0, prior_sd^2 I), normalised."""
+    s = 0.0
+    for j in range(theta.size):
+        z = theta[j] / prior_sd
+        s += z * z
+    return -0.5 * s - theta.size * (math.log(prior_sd) + 0.5 * math.log(2.0 * math.pi))
+
+
+@register_jitable
+def grad_log_prior_value(theta: np.ndarray, prior_sd: float, out: np.ndarray) -> None:
+    for j in range(theta.size):
+        out[j] = -theta[j] / (prior_sd * prior_sd)
+
+
+log_l_tilde_nb = njit(cache=True)(log_l_tilde)
+log_lik_terms_nb = njit(cache=True)(log_lik_terms)
+log_bound_terms_nb = njit(cache=True)(log_bound_terms)
+grad_log_lik_terms_nb = njit(cache=True)(grad_log_lik_terms)
+grad_log_bound_terms_nb = njit(cache=True)(grad_log_bound_terms)
+log_lik_total_nb = njit(cache=True)(log_lik_total)
+grad_log_lik_total_nb = njit(cache=True)(grad_log_lik_total)
+collapsed_log_bound_nb = njit(cache=True)(collapsed_log_bound)
+collapsed_grad_log_bound_nb = njit(cache=True)(collapsed_grad_log_bound)
+log_prior_value_nb = njit(cache=True)(log_prior_value)
+grad_log_prior_value_nb = njit(cache=True)(grad_log_prior_value)
+
+#: (reference, compiled twin) of every kernel, for agreement tests and benchmarks.
+KERNELS: Mapping[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
+    "log_l_tilde": (log_l_tilde, log_l_tilde_nb),
+    "log_lik_terms": (log_lik_terms, log_lik_terms_nb),
+    "log_bound_terms": (log_bound_terms, log_bound_terms_nb),
+    "grad_log_lik_terms": (grad_log_lik_terms, grad_log_lik_terms_nb),
+    "grad_log_bound_terms": (grad_log_bound_terms, grad_log_bound_terms_nb),
+    "log_lik_total": (log_lik_total, log_lik_total_nb),
+    "grad_log_lik_total": (grad_log_lik_total, grad_log_lik_total_nb),
+    "collapsed_log_bound": (collapsed_log_bound, collapsed_log_bound_nb),
+    "collapsed_grad_log_bound": (collapsed_grad_log_bound, collapsed_grad_log_bound_nb),
+    "log_prior_value": (log_prior_value, log_prior_value_nb),
+    "grad_log_prior_value": (grad_log_prior_value, grad_log_prior_value_nb),
+}
+
+
+# -- the target ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MapCost:
+    """What finding theta_MAP cost, kept apart from any sampler's count (issue 13): L-BFGS-B
+    iterations, objective evaluations (each one value and gradient over all N), the likelihood
+    terms they read (evaluations * N) and wall seconds."""
+
+    iterations: int
+    evaluations: int
+    likelihood_evals: int
+    seconds: float
+    converged: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class BoundCheck:
+    """What :func:`check_bounds` looked at: thetas, data per theta, and the smallest gap
+    log L_n - log B_n it saw (>= EPS up to rounding where the bounds are right)."""
+
+    thetas: int
+    data: int
+    min_gap: float
+
+
+@dataclass(frozen=True, eq=False)
+class GLMTarget:
+    """p(theta | X, t) for a GLM with per-datum bounds (module docstring); build it with
+    :func:`glm_posterior`. theta is flat, length D = K * P (K = classes for softmax, else 1).
+
+    Bound parameters per datum: ``bq`` (N,), ``bl`` (N, K), ``bc`` (N,), read by
+    :func:`log_bound_terms`; ``theta_tuning`` is theta_MAP (``tuning="map"``, every bound tight
+    there) or the prior mean 0 (``"untuned"``). ``quad``, ``lin``, ``const``: the collapsed sum of
+    all log bounds (notes Sec. 4).
+    """
+
+    model: str
+    X: np.ndarray
+    t: np.ndarray
+    K: int
+    nu: float
+    prior_sd: float
+    tuning: str
+    theta_tuning: np.ndarray
+    bq: np.ndarray
+    bl: np.ndarray
+    bc: np.ndarray
+    quad: np.ndarray
+    lin: np.ndarray
+    const: float
+    map_cost: MapCost | None
+    name: str
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    kind: ClassVar[str] = "glm-posterior"
+
+    @property
+    def code(self) -> int:
+        """The model code the kernels take (LOGISTIC, SOFTMAX, ROBUST)."""
+        return MODEL_CODES[self.model]
+
+    @property
+    def N(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def P(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def D(self) -> int:
+        return self.K * self.P
+
+    def _theta(self, theta: Any) -> np.ndarray:
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        if theta.shape != (self.D,):
+            raise ValueError(
+                f"theta has shape {theta.shape}; valid: a flat vector of D = {self.D} numbers"
+            )
+        return theta
+
+    def _idx(self, idx: Any) -> np.ndarray:
+        idx = np.ascontiguousarray(np.atleast_1d(idx), dtype=np.int64)
+        if idx.ndim != 1 or (idx.size and (idx.min() < 0 or idx.max() >= self.N)):
+            raise ValueError(f"idx = {idx!r} is invalid; valid: data indices in [0, {self.N})")
+        return idx
+
+    def log_lik(self, theta: Any, idx: Any) -> np.ndarray:
+        """log L_n(theta) for each n in ``idx``."""
+        theta, idx = self._theta(theta), self._idx(idx)
+        out = np.empty(idx.size)
+        log_lik_terms_nb(self.code, self.X, self.t, self.nu, theta, idx, out)
+        return out
+
+    def log_bound(self, theta: Any, idx: Any) -> np.ndarray:
+        """log B_n(theta) for each n in ``idx`` (< log L_n by at least EPS)."""
+        theta, idx = self._theta(theta), self._idx(idx)
+        out = np.empty(idx.size)
+        log_bound_terms_nb(self.code, self.X, self.t, self.bq, self.bl, self.bc, theta, idx, out)
+        return out
+
+    def grad_log_lik(self, theta: Any, idx: Any) -> np.ndarray:
+        """Rows grad log L_n(theta), shape (len(idx), D)."""
+        theta, idx = self._theta(theta), self._idx(idx)
+        out = np.empty((idx.size, self.D))
+        grad_log_lik_terms_nb(self.code, self.X, self.t, self.nu, theta, idx, out)
+        return out
+
+    def grad_log_bound(self, theta: Any, idx: Any) -> np.ndarray:
+        """Rows grad log B_n(theta), shape (len(idx), D)."""
+        theta, idx = self._theta(theta), self._idx(idx)
+        out = np.empty((idx.size, self.D))
+        grad_log_bound_terms_nb(
+            self.code, self.X, self.t, self.bq, self.bl, self.bc, theta, idx, out
+        )
+        return out
+
+    def sum_log_bound(self, theta: Any) -> float:
+        """sum_n log B_n(theta) from the collapsed statistics, O(D^2) (notes Sec. 4)."""
+        return float(collapsed_log_bound_nb(self.quad, self.lin, self.const, self._theta(theta)))
+
+    def grad_sum_log_bound(self, theta: Any) -> np.ndarray:
+        out = np.empty(self.D)
+        collapsed_grad_log_bound_nb(self.quad, self.lin, self._theta(theta), out)
+        return out
+
+    def log_prior(self, theta: Any) -> float:
+        return float(log_prior_value_nb(self._theta(theta), self.prior_sd))
+
+    def grad_log_prior(self, theta: Any) -> np.ndarray:
+        out = np.empty(self.D)
+        grad_log_prior_value_nb(self._theta(theta), self.prior_sd, out)
+        return out
+
+    def log_posterior(self, theta: Any) -> float:
+        """log prior + sum_n log L_n, unnormalised, reading all N terms (the regular-MCMC
+        density)."""
+        theta = self._theta(theta)
+        return self.log_prior(theta) + float(
+            log_lik_total_nb(self.code, self.X, self.t, self.nu, theta)
+        )
+
+    def grad_log_posterior(self, theta: Any) -> np.ndarray:
+        theta = self._theta(theta)
+        out = np.empty(self.D)
+        grad_log_lik_total_nb(self.code, self.X, self.t, self.nu, theta, out)
+        return self.grad_log_prior(theta) + out
+
+    def simulate(self, rng: np.random.Generator) -> tuple[np.ndarray, GLMTarget]:
+        """The prior simulator for simulation-based calibration: theta ~ N(0, prior_sd^2 I)
+        (D standard normals), then labels/targets from the model at the same X (N uniforms, or
+        N Student-t draws), and a target of the same model, tuning and size on them. With
+        ``tuning="map"`` this re-runs L-BFGS-B on the simulated data (its cost in
+        ``map_cost``)."""
+        theta = self.prior_sd * rng.standard_normal(self.D)
+        t = simulate_labels(self.model, self.X, theta, self.K, self.nu, rng)
+        target = glm_posterior(
+            self.X,
+            t,
+            self.model,
+            self.tuning,
+            self.prior_sd,
+            self.nu,
+            self.K if self.model == "softmax" else None,
+            name=f"{self.name}-sim",
+            meta={**self.meta, "simulated_from": self.name},
+        )
+        return theta, target
+
+    @cached_property
+    def truth(self) -> QuadratureTruth:
+        """The quadrature ground truth (D <= 2), computed on first use (:func:`glm_quadrature`)."""
+        return glm_quadrature(self)
+
+    def marginal_cdf(self, j: int, x: np.ndarray) -> np.ndarray:
+        return self.truth.marginal_cdf(j, x)
+
+    @property
+    def log_normaliser(self) -> float:
+        """log of the integral of N(theta; 0, prior_sd^2 I) prod_n L_n(theta) (D <= 2)."""
+        return self.truth.log_z
+
+
+# -- construction ------------------------------------------------------------------------------
+
+
+def simulate_labels(
+    model: str, X: np.ndarray, theta: np.ndarray, K: int, nu: float, rng: np.random.Generator
+) -> np.ndarray:
+    """Labels/targets drawn from the model at ``theta`` (float64, one per row of X)."""
+    P = X.shape[1]
+    if model == "logistic":
+        return (rng.random(X.shape[0]) < special.expit(X @ theta)).astype(np.float64)
+    if model == "softmax":
+        return categorical(special.softmax(X @ theta.reshape(K, P).T, axis=1), rng)
+    return X @ theta + rng.standard_t(nu, size=X.shape[0])
+
+
+def _first_bad(mask: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.argwhere(mask)[0])
+
+
+def _check_data(
+    X: Any, t: Any, model: str, classes: int | None
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """(X, t, K) as C-contiguous float64 arrays, or a ValueError naming the first bad entry."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] < 1:
+        raise ValueError(f"X has shape {X.shape}; valid: a design matrix (N, P) with P >= 1")
+    if X.shape[0] == 0:
+        raise ValueError("X has N = 0 rows: the data set is empty; valid: N >= 1 data points")
+    if not np.all(np.isfinite(X)):
+        bad = _first_bad(~np.isfinite(X))
+        raise ValueError(f"X[{bad[0]}, {bad[1]}] = {X[bad]} is invalid; valid: finite numbers")
+    t = np.asarray(t, dtype=np.float64)
+    if t.shape != (X.shape[0],):
+        raise ValueError(f"t has shape {t.shape}; valid: ({X.shape[0]},), one per row of X")
+    if not np.all(np.isfinite(t)):
+        n = _first_bad(~np.isfinite(t))[0]
+        raise ValueError(f"t[{n}] = {t[n]} is invalid; valid: finite numbers")
+    K = 1
+    if model == "logistic":
+        _check_labels(t, 2, model)
+    elif model == "softmax":
+        K = int(t.max()) + 1 if classes is None else classes
+        K = Param("classes", 3, int, low=2).check(K)
+        _check_labels(t, K, model)
+    return np.ascontiguousarray(X), np.ascontiguousarray(t), K
+
+
+def _check_labels(t: np.ndarray, K: int, model: str) -> None:
+    bad = (t != np.round(t)) | (t < 0) | (t > K - 1)
+    if np.any(bad):
+        n = _first_bad(bad)[0]
+        raise ValueError(
+            f"t[{n}] = {t[n]} is invalid for model {model!r}; valid: labels 0..{K - 1} "
+            "(whole numbers)"
+        )
+
+
+def _negative_log_posterior(
+    model: str, X: np.ndarray, t: np.ndarray, K: int, nu: float, prior_sd: float
+) -> Callable[[np.ndarray], tuple[float, np.ndarray]]:
+    """-log p(theta | data) up to a constant and its gradient, vectorised NumPy (for L-BFGS-B;
+    the MAP only places the bounds, so its rounding does not matter)."""
+    P = X.shape[1]
+    precision = 1.0 / (prior_sd * prior_sd)
+
+    def f(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        value = 0.5 * precision * float(theta @ theta)
+        grad = precision * theta
+        if model == "logistic":
+            s = 2.0 * t - 1.0
+            y = s * (X @ theta)
+            value -= float(special.log_expit(y).sum())
+            grad = grad - X.T @ (s * special.expit(-y))
+        elif model == "softmax":
+            Y = X @ theta.reshape(K, P).T
+            lse = special.logsumexp(Y, axis=1)
+            rows, labels = np.arange(X.shape[0]), t.astype(np.int64)
+            value += float((lse - Y[rows, labels]).sum())
+            probs = np.exp(Y - lse[:, None])
+            probs[rows, labels] -= 1.0
+            grad = grad + (probs.T @ X).ravel()
+        else:
+            r = t - X @ theta
+            value += 0.5 * (nu + 1.0) * float(np.log1p(r * r / nu).sum())
+            grad = grad - X.T @ ((nu + 1.0) * r / (nu + r * r))
+        return value, grad
+
+    return f
+
+
+def find_map(
+    model: str, X: np.ndarray, t: np.ndarray, K: int, nu: float, prior_sd: float
+) -> tuple[np.ndarray, MapCost]:
+    """theta_MAP by L-BFGS-B from theta = 0 with the analytic gradient, and its cost (notes
+    Sec. 3: the paper's optimiser is not known). The robust posterior may be multimodal: this is
+    the mode L-BFGS-B reaches from 0."""
+    f = _negative_log_posterior(model, X, t, K, nu, prior_sd)
+    start = time.perf_counter()
+    res = optimize.minimize(
+        f,
+        np.zeros(K * X.shape[1]),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-9},
+    )
+    seconds = time.perf_counter() - start
+    cost = MapCost(
+        int(res.nit),
+        int(res.nfev),
+        int(res.nfev) * int(X.shape[0]),
+        seconds,
+        bool(res.success),
+        str(res.message),
+    )
+    return np.asarray(res.x, dtype=np.float64), cost
+
+
+def _jaakkola_jordan(xi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(a, b, c) of log sigmoid(y) >= a y^2 + b y + c, tight at y = +-xi (notes Sec. 2)."""
+    xi = np.abs(xi)
+    safe = np.where(xi > 0.0, xi, 1.0)
+    a = np.where(xi > 0.0, -np.tanh(0.5 * safe) / (4.0 * safe), -0.125)
+    # xi/2 - log(1 + e^xi) = -xi/2 - log1p(e^-xi), even in xi
+    c = -a * xi * xi - 0.5 * xi - np.log1p(np.exp(-xi)) - EPS
+    return a, np.full((xi.size, 1), 0.5), c
+
+
+def _bohning(psi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(unused zeros, b, c) of the Bohning bound tight at y = psi (N, K) (notes Sec. 2)."""
+    K = psi.shape[1]
+    g = special.softmax(psi, axis=1)
+    a_psi = 0.5 * (psi - psi.mean(axis=1, keepdims=True))
+    b = a_psi - g
+    c = -0.5 * (psi * a_psi).sum(axis=1) + (g * psi).sum(axis=1)
+    c = c - special.logsumexp(psi, axis=1) - EPS
+    return np.zeros(psi.shape[0]), np.ascontiguousarray(b.reshape(-1, K)), c
+
+
+def _student_t_tangent(xi: np.ndarray, nu: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(a, b = 0, c) of -(nu+1)/2 log(1 + r^2/nu) >= a r^2 + c, tight at r = +-xi."""
+    u = xi * xi
+    a = -(nu + 1.0) / (2.0 * (nu + u))
+    c = -a * u - 0.5 * (nu + 1.0) * np.log1p(u / nu) - EPS
+    return a, np.zeros((xi.size, 1)), c
+
+
+def bound_parameters(
+    model: str, X: np.ndarray, t: np.ndarray, K: int, nu: float, theta_map: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(bq, bl, bc) per datum, tight at theta_map, or at the untuned points when it is None
+    (notes Sec. 3)."""
+    N = X.shape[0]
+    if model == "logistic":
+        xi = np.full(N, UNTUNED_XI_LOGISTIC) if theta_map is None else (2 * t - 1) * (X @ theta_map)
+        return _jaakkola_jordan(xi)
+    if model == "softmax":
+        if theta_map is None:
+            psi = UNTUNED_PSI_SOFTMAX * np.eye(K)[t.astype(np.int64)]
+        else:
+            psi = X @ theta_map.reshape(K, X.shape[1]).T
+        return _bohning(psi)
+    xi = np.full(N, UNTUNED_XI_ROBUST) if theta_map is None else t - X @ theta_map
+    return _student_t_tangent(xi, nu)
+
+
+def collapse(
+    model: str,
+    X: np.ndarray,
+    t: np.ndarray,
+    K: int,
+    bq: np.ndarray,
+    bl: np.ndarray,
+    bc: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """(quad, lin, const) with sum_n log B_n(theta) = theta'quad theta + lin'theta + const
+    (notes Sec. 4, constants kept)."""
+    if model == "logistic":
+        s = 2.0 * t - 1.0  # (s x)(s x)' = x x'
+        quad = X.T @ (bq[:, None] * X)
+        lin = X.T @ (bl[:, 0] * s)
+        const = float(bc.sum())
+    elif model == "robust":
+        # bq r^2 + bl r + bc with r = t - x.theta
+        quad = X.T @ (bq[:, None] * X)
+        lin = -(X.T @ (2.0 * bq * t + bl[:, 0]))
+        const = float((bq * t * t + bl[:, 0] * t + bc).sum())
+    else:
+        # sum_n [y_t - y'Ay/2 + b'y + c], y = Theta x_n: -tr(A Theta G Theta')/2 = theta'
+        # (-kron(A, G)/2) theta with G = X'X; linear part <Theta, S_t + B'X>.
+        A = 0.5 * (np.eye(K) - np.full((K, K), 1.0 / K))
+        quad = -0.5 * np.kron(A, X.T @ X)
+        labels = np.eye(K)[t.astype(np.int64)]
+        lin = ((labels + bl).T @ X).ravel()
+        const = float(bc.sum())
+    quad = 0.5 * (quad + quad.T)
+    return np.ascontiguousarray(quad), np.ascontiguousarray(lin), const
+
+
+def _frozen(*arrays: np.ndarray) -> None:
+    for a in arrays:
+        a.setflags(write=False)
+
+
+def glm_posterior(
+    X: Any,
+    t: Any,
+    model: str,
+    tuning: str = "map",
+    prior_sd: float = 1.0,
+    nu: float = 4.0,
+    classes: int | None = None,
+    name: str | None = None,
+    meta: Mapping[str, Any] | None = None,
+    check_points: int = 8,
+    check_sample: int = 256,
+) -> GLMTarget:
+    """The posterior of a GLM with N(0, prior_sd^2 I) prior and per-datum bounds (module
+    docstring). ``classes``: softmax only (default: the largest label + 1); ``nu``: robust only.
+
+    Every argument is checked before any work (ValueError naming it, its value and the valid
+    range). Then theta_MAP (``tuning="map"``), the bounds, their collapsed sum, and a bound check
+    on ``check_sample`` data at ``check_points`` random thetas (:func:`check_bounds`, seeded)."""
+    model = Param("model", "logistic", str, choices=MODELS).check(model)
+    tuning = Param("tuning", "map", str, choices=TUNINGS).check(tuning)
+    prior_sd = finite_number("prior_sd", above=0.0).check(prior_sd)
+    nu = finite_number("nu", above=0.0).check(nu)
+    X, t, K = _check_data(X, t, model, classes)
+    theta_map, cost = None, None
+    if tuning == "map":
+        theta_map, cost = find_map(model, X, t, K, nu, prior_sd)
+    bq, bl, bc = bound_parameters(model, X, t, K, nu, theta_map)
+    quad, lin, const = collapse(model, X, t, K, bq, bl, bc)
+    theta_tuning = np.zeros(K * X.shape[1]) if theta_map is None else theta_map
+    _frozen(X, t, bq, bl, bc, quad, lin, theta_tuning)
+    target = GLMTarget(
+        model,
+        X,
+        t,
+        K,
+        nu,
+        prior_sd,
+        tuning,
+        theta_tuning,
+        bq,
+        bl,
+        bc,
+        quad,
+        lin,
+        const,
+        cost,
+        name or f"{model}-N{X.shape[0]}-D{K * X.shape[1]}-{tuning}",
+        dict(meta or {}),
+    )
+    check_bounds(target, np.random.default_rng(20140), check_points, check_sample)
+    return target
+
+
+def from_data(data: GLMData, tuning: str = "map", prior_sd: float = 1.0) -> GLMTarget:
+    """The posterior of a :mod:`harness.targets.glm_data` data set."""
+    meta = {"source": data.source}
+    if data.theta_true is not None:
+        meta["theta_true"] = data.theta_true
+    return glm_posterior(
+        data.X,
+        data.t,
+        data.model,
+        tuning,
+        prior_sd,
+        data.nu,
+        data.classes,
+        name=f"{data.name}-{tuning}",
+        meta=meta,
+    )
+
+
+def with_raised_bound(target: GLMTarget, idx: Any, amount: float) -> GLMTarget:
+    """A negative control: ``target`` with log B_n raised by ``amount`` for n in ``idx`` (the
+    collapsed constant too) and NOT checked, so the bound can exceed L_n. For planted-bug tests
+    of :func:`check_bounds` and of samplers that must notice (issue 13)."""
+    bc = target.bc.copy()
+    bc[np.atleast_1d(idx)] += amount
+    const = target.const + amount * np.atleast_1d(idx).size
+    _frozen(bc)
+    return GLMTarget(
+        target.model,
+        target.X,
+        target.t,
+        target.K,
+        target.nu,
+        target.prior_sd,
+        target.tuning,
+        target.theta_tuning,
+        target.bq,
+        target.bl,
+        bc,
+        target.quad,
+        target.lin,
+        const,
+        target.map_cost,
+        f"{target.name}-raised-bound",
+        {**target.meta, "planted": "raised bound"},
+    )
+
+
+# -- bound check -------------------------------------------------------------------------------
+
+
+def _check_thetas(
+    target: GLMTarget, rng: np.random.Generator, points: int
+) -> list[tuple[str, np.ndarray]]:
+    """The tuning point, then ``points`` random thetas: half around it at scales prior_sd *
+    1e-3 .. 1 (where the chain and the tight bounds are), half from the prior."""
+    thetas = [("the tuning point", target.theta_tuning)]
+    scales = target.prior_sd * np.array([1e-3, 1e-2, 1e-1, 1.0])
+    for k in range(points - points // 2):
+        step = scales[k % scales.size] * rng.standard_normal(target.D)
+        thetas.append(("near the tuning point", target.theta_tuning + step))
+    for _ in range(points // 2):
+        thetas.append(("a prior draw", target.prior_sd * rng.standard_normal(target.D)))
+    return thetas
+
+
+def check_bounds(
+    target: GLMTarget, rng: np.random.Generator, points: int = 8, sample: int | None = None
+) -> BoundCheck:
+    """log B_n < log L_n for ``sample`` random data (all when None) at the tuning point and at
+    ``points`` random thetas (notes Sec. 9.1). A violation is a ValueError naming the datum,
+    theta and both values. A probe, not a proof: the bounds are proved in the module docstring's
+    sources; this catches a wrong constant or sign."""
+    N = target.N
+    idx = np.arange(N) if sample is None or sample >= N else np.sort(rng.choice(N, sample, False))
+    thetas = _check_thetas(target, rng, points)
+    min_gap = math.inf
+    for where, theta in thetas:
+        ll, lb = target.log_lik(theta, idx), target.log_bound(theta, idx)
+        gap = ll - lb
+        bad = ~(gap > 0.0)  # NaN counts as a violation
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[np.argmin(np.nan_to_num(gap[bad], nan=-np.inf))])
+            raise ValueError(
+                f"the bound of datum n = {int(idx[i])} is invalid at theta = "
+                f"{np.array2string(theta, precision=6, threshold=8)} ({where}): log B_n = "
+                f"{lb[i]:.17g} > log L_n = {ll[i]:.17g}; valid: log B_n < log L_n at every "
+                f"theta (bounds keep a gap >= EPS = {EPS:g})"
+            )
+        min_gap = min(min_gap, float(gap.min()))
+    return BoundCheck(len(thetas), int(idx.size), min_gap)
+
+
+# -- quadrature ground truth (D <= 2) ----------------------------------------------------------
+
+
+def _packed_log_lik(code: int, nu: float) -> Callable[[np.ndarray, np.ndarray], float]:
+    """o(theta, data) = sum_n log L_n with data = [X | t]: the box-density form, compilable."""
+
+    def o(theta: np.ndarray, data: np.ndarray) -> float:
+        return log_lik_total_nb(code, data[:, :-1], data[:, -1], nu, theta)
+
+    return o
+
+
+def _no_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
+    return math.inf
+
+
+def glm_quadrature(target: GLMTarget, points: int | None = None) -> QuadratureTruth:
+    """log Z and every marginal CDF of a D <= 2 posterior by Simpson's rule on a grid (the
+    box-density quadrature, harness/targets/box_density.py: the prior is the box's normal
+    proposal, o = sum_n log L_n, the box all of R^D, narrowed to where the mass lies).
+    ``log_z_error``/``cdf_error`` are the differences from the same rule on every other point.
+    Cost: about 10 grids of (2^16 + 1) points (D = 1) or (2^10 + 1)^2 (D = 2), N terms each."""
+    if target.D > MAX_QUADRATURE_D:
+        raise ValueError(
+            f"D = {target.D} is invalid for glm_quadrature; valid: D <= {MAX_QUADRATURE_D}"
+        )
+    D = target.D
+    box = BoxDensityTarget(
+        lo=np.full(D, -np.inf),
+        hi=np.full(D, np.inf),
+        proposal=np.array([[NORMAL, 0.0, target.prior_sd]] * D),
+        data=np.column_stack([target.X, target.t]),
+        log_lik=_packed_log_lik(target.code, target.nu),
+        bound=_no_bound,
+        name=f"{target.name}-quadrature",
+    )
+    return quadrature_truth(box, points)
