@@ -53,6 +53,8 @@ COMBINED = frozenset(
         "moment-marginals",
         "transition-consistency",
         "sign-symmetry",
+        "sbc",
+        "z-conditional",
     }
 )
 

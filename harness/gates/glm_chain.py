@@ -8,7 +8,8 @@
 - **sbc** (D > 2, no ground truth; any target that can ``simulate`` from its prior):
   simulation-based calibration (sbc.py). Each replication draws theta and data from the prior,
   runs the same sampler on the simulated posterior, and ranks theta's coordinates and its log
-  posterior density among the thinned second half of the chain;
+  posterior density among the thinned second half of the chain; 100 replications, or one per
+  200 steps of the chain under test where that is more (an escalated run gets more);
 - **z-conditional** (samplers with a ``theta_fixed`` option, FlyMC): at a fixed theta the
   long-run bright fraction of datum n is 1 - B_n/L_n (002, "Solution"). The sampler is rerun
   with theta held at the chain's last state and z started from that conditional, so every
@@ -35,10 +36,15 @@ from harness.gates.thinning import quantile_indicators, thinning_lag
 
 #: The largest D with a quadrature truth (harness.targets.glm.MAX_QUADRATURE_D).
 QUADRATURE_D = 2
-#: SBC: simulated data sets, and chain steps per data set (the first half is warm-up).
+#: SBC: simulated data sets (at least; one per SBC_STEPS_PER_REPLICATION steps of the chain
+#: under test, so a run escalated to 4x the steps gets 4x the replications), and chain steps
+#: per data set (the first half is warm-up).
 SBC_REPLICATIONS = 100
+SBC_STEPS_PER_REPLICATION = 200
+SBC_MAX_REPLICATIONS = 1000
 SBC_STEPS = 2000
-#: z-conditional: sweeps at fixed theta, and the least expected bright count of a group.
+#: z-conditional: sweeps at fixed theta (at least; a tenth of the chain's steps), and the least
+#: expected bright count of a group.
 Z_SWEEPS = 2000
 Z_GROUP_COUNT = 50.0
 Z_MAX_GROUPS = 10
@@ -210,14 +216,17 @@ def glm_posterior_gates(
     """The gates of one chain on a GLM posterior (module docstring); ``alpha`` is split evenly
     over the statistical gates."""
     values = np.asarray(chain.values, dtype=np.float64).reshape(len(chain.values), -1)
+    n = values.shape[0]
+    replications = min(SBC_MAX_REPLICATIONS, max(SBC_REPLICATIONS, n // SBC_STEPS_PER_REPLICATION))
+    sweeps = max(Z_SWEEPS, n // 10)
     checks = []
     if target.D <= QUADRATURE_D:
         checks.append(lambda a: ks_thinned_marginals(values, target, a))
     elif context is not None and callable(getattr(target, "simulate", None)):
-        checks.append(lambda a: posterior_sbc(target, context, a))
+        checks.append(lambda a: posterior_sbc(target, context, a, replications))
     bounded = all(callable(getattr(target, f, None)) for f in ("log_lik", "log_bound"))
     if context is not None and bounded and any(p.name == "theta_fixed" for p in spec.params):
-        checks.append(lambda a: z_conditional_rerun(target, values[-1], context, a))
+        checks.append(lambda a: z_conditional_rerun(target, values[-1], context, a, sweeps))
     if not checks:
         raise NotImplementedError(
             f"no statistical gate for {spec.name!r} on {target.name!r}: D = {target.D} has no "

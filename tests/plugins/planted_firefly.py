@@ -160,34 +160,38 @@ def _regular(theta_step, theta_moves):
 STEP = harness.Param("step", 0.3, float, low=0.0, low_inclusive=False)
 FIXED = harness.Param("theta_fixed", False, bool)
 PLANTED = [
-    # name, runner, params, problem, step, the gates expected to catch it
+    # name, runner, the function holding the bug, params, problem, step, gates expected to fail
     (
         "planted-flymc-z-no-ratio",
         _flymc("mh", z_moves={"implicit": z_without_ratio}),
+        z_without_ratio,
         (STEP, FIXED),
         D10,
         0.3,
-        "sbc and z-conditional",
+        "sbc, z-conditional",
     ),
     (
         "planted-flymc-z-ratio-without-q",
         _flymc("mh", z_moves={"implicit": z_ratio_without_q}),
+        z_ratio_without_q,
         (STEP, FIXED),
         D2,
         0.6,
-        "z-conditional",
+        "z-conditional, ks-marginals",
     ),
     (
         "planted-flymc-raised-bound",
         flymc_raised_bound,
+        flymc_raised_bound,
         (STEP, FIXED),
         D2,
         0.6,
-        "z-conditional and ks-marginals",
+        "z-conditional, ks-marginals",
     ),
     (
         "planted-flymc-z-frozen",
         _flymc("mh", z_moves={"implicit": z_frozen}),
+        z_frozen,
         (STEP, FIXED),
         D2,
         0.6,
@@ -196,6 +200,7 @@ PLANTED = [
     (
         "planted-mala-no-reverse",
         _regular("mala", {"mala": mala_without_reverse}),
+        mala_without_reverse,
         (STEP,),
         D2,
         0.6,
@@ -204,6 +209,7 @@ PLANTED = [
     (
         "planted-mh-asymmetric",
         _regular("mh", {"mh": mh_asymmetric}),
+        mh_asymmetric,
         (STEP,),
         D2,
         0.6,
@@ -211,7 +217,7 @@ PLANTED = [
     ),
 ]
 
-for name, run, params, problem, step, gate in PLANTED:
+for name, run, bug, params, problem, step, gates in PLANTED:
     harness.register(
         harness.AlgorithmSpec(
             name=name,
@@ -222,7 +228,7 @@ for name, run, params, problem, step, gate in PLANTED:
             implementations={"reference": run},
             params=params,
             entry="run_chain",
-            summary=f"planted bug; expected to fail {gate}",
+            summary=f"Bug: {bug.__doc__}\n\nCaught by: {gates}",
             splittable=False,
             checks=(Check({"step": step}, problems=(problem,)),),
         )
