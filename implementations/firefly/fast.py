@@ -31,15 +31,9 @@ from harness.targets.glm import (
     log_prior_value,
 )
 from implementations.firefly.reference import MAX_SHRINKS, NO_CANDIDATE, THETA_STEPS, start
+from implementations.gumbel.fast import _log
 
 MH, MALA, SLICE = 0, 1, 2
-
-
-@njit(cache=True)
-def _log(u):
-    if u > 0.0:
-        return math.log(u)
-    return -math.inf
 
 
 @njit(cache=True)
