@@ -1,7 +1,9 @@
 """Gates for Markov chains on GLM posteriors (target kind ``glm-posterior``, issue 13).
 
-- **ess**: the worst coordinate's bulk ESS >= 100 and R-hat <= 1.01 over four segments
-  (arviz-stats), with ESS per 1000 likelihood queries;
+- **ess**: the worst coordinate's bulk ESS >= 100 and R-hat <= 1.05 over four segments
+  (arviz-stats), with ESS per 1000 likelihood queries (at 1.01, correct FlyMC-MH chains of
+  20000 steps on the D = 10 problem, ESS about 400, failed 42% of 40 seeds on R-hat alone,
+  none at 1.05; the factor-graph chains use 1.05 too);
 - **ks-marginals** (D <= 2, quadrature truth): KS of each coordinate of the chain thinned to
   near independence (thinning.py: the slowest decile indicator of any coordinate) against its
   marginal CDF, Holm across the coordinates;
@@ -56,7 +58,10 @@ def chain_ess(values: np.ndarray, evals: int) -> GateResult:
     relies on; R-hat from the same coordinate."""
     values = np.asarray(values, dtype=np.float64).reshape(len(values), -1)
     n = values.shape[0] - values.shape[0] % 4
-    per = [ess_rhat(values[:n, j].reshape(4, -1), min_ess=100.0) for j in range(values.shape[1])]
+    per = [
+        ess_rhat(values[:n, j].reshape(4, -1), min_ess=100.0, max_rhat=1.05)
+        for j in range(values.shape[1])
+    ]
     worst = min(range(len(per)), key=lambda j: per[j].statistic)
     res = per[worst]
     rate = 1000.0 * res.statistic / max(evals, 1)
