@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from harness.spec import Chain
-from harness.targets.glm import (
+from harness.targets.glm_kernels import (
     collapsed_grad_log_bound,
     collapsed_log_bound,
     grad_log_bound_one,

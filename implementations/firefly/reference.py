@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from harness.spec import Chain
-from harness.targets.glm import log_l_tilde
+from harness.targets.glm_kernels import log_l_tilde
 
 THETA_STEPS = ("mh", "mala", "slice")
 Z_UPDATES = ("implicit", "explicit")
