@@ -563,9 +563,9 @@ def _is_small(kind: str, target: Any) -> bool:
     if kind == "factor-graph":
         return int(target.D) ** int(target.n_vars) <= ENUMERABLE
     if kind == "glm-posterior":
-        from harness.gates.glm_chain import QUADRATURE_D
+        from harness.targets.glm import MAX_QUADRATURE_D
 
-        return int(target.D) <= QUADRATURE_D
+        return int(target.D) <= MAX_QUADRATURE_D
     return kind == "factor-graph-continuous" and int(target.n_vars) <= MAX_BINNED_VARS
 
 

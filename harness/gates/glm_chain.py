@@ -35,9 +35,8 @@ from harness.gates.mcmc import ess_rhat
 from harness.gates.result import GateContext, GateResult
 from harness.gates.sbc import sbc_pit, sbc_uniformity
 from harness.gates.thinning import quantile_indicators, thinning_lag
+from harness.targets.glm import MAX_QUADRATURE_D
 
-#: The largest D with a quadrature truth (harness.targets.glm.MAX_QUADRATURE_D).
-QUADRATURE_D = 2
 #: SBC: simulated data sets (at least; one per SBC_STEPS_PER_REPLICATION steps of the chain
 #: under test, so a run escalated to 4x the steps gets 4x the replications), and chain steps
 #: per data set (the first half is warm-up).
@@ -225,7 +224,7 @@ def glm_posterior_gates(
     replications = min(SBC_MAX_REPLICATIONS, max(SBC_REPLICATIONS, n // SBC_STEPS_PER_REPLICATION))
     sweeps = max(Z_SWEEPS, n // 10)
     checks = []
-    if target.D <= QUADRATURE_D:
+    if target.D <= MAX_QUADRATURE_D:
         checks.append(lambda a: ks_thinned_marginals(values, target, a))
     elif context is not None and callable(getattr(target, "simulate", None)):
         checks.append(lambda a: posterior_sbc(target, context, a, replications))

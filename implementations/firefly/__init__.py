@@ -87,54 +87,47 @@ def _checks(theta_step: str, flymc: bool) -> tuple[Check, ...]:
     return tuple(checks)
 
 
-def _flymc_spec(theta_step: str, impl_name: str) -> AlgorithmSpec:
-    return AlgorithmSpec(
-        name=f"flymc-{theta_step}",
-        family="firefly",
-        paper="002_3c1996bf78df7865.txt, Alg. 1 and the implicit z updates (box)",
-        guarantee="mcmc",
-        target_kinds=("glm-posterior",),
-        implementations={
-            "reference": getattr(reference, impl_name),
-            "numba": getattr(fast, impl_name),
-        },
-        params=(_step(theta_step), *FLYMC_PARAMS),
-        entry="run_chain",
-        summary=f"Firefly Monte Carlo with {THETA_STEP_NAMES[theta_step]} theta steps on the "
-        "joint of theta and the bright/dark variables z: only bright data are evaluated, the "
-        "product of all bounds is collapsed to O(D^2); exact for the posterior.",
-        splittable=False,
-        checks=_checks(theta_step, flymc=True),
-        kernels=(fast.chain_kernel,),
-    )
-
-
-def _regular_spec(name: str, theta_step: str, impl_name: str) -> AlgorithmSpec:
+def _spec(name: str, theta_step: str, impl_name: str, flymc: bool) -> AlgorithmSpec:
+    """FlyMC with ``theta_step`` on the joint of theta and z, or (``flymc`` False) the same
+    step on the exact posterior; both run through the one chain kernel."""
+    step = THETA_STEP_NAMES[theta_step]
+    if flymc:
+        paper = "002_3c1996bf78df7865.txt, Alg. 1 and the implicit z updates (box)"
+        summary = (
+            f"Firefly Monte Carlo with {step} theta steps on the joint of theta and the "
+            "bright/dark variables z: only bright data are evaluated, the product of all bounds "
+            "is collapsed to O(D^2); exact for the posterior."
+        )
+    else:
+        paper = "002_3c1996bf78df7865.txt, Table 1 (regular MCMC)"
+        summary = (
+            f"Regular {step} on the exact posterior: every new theta reads all N likelihood "
+            "terms (the baseline of 002, Table 1)."
+        )
     return AlgorithmSpec(
         name=name,
         family="firefly",
-        paper="002_3c1996bf78df7865.txt, Table 1 (regular MCMC)",
+        paper=paper,
         guarantee="mcmc",
         target_kinds=("glm-posterior",),
         implementations={
             "reference": getattr(reference, impl_name),
             "numba": getattr(fast, impl_name),
         },
-        params=(_step(theta_step),),
+        params=(_step(theta_step), *(FLYMC_PARAMS if flymc else ())),
         entry="run_chain",
-        summary=f"Regular {THETA_STEP_NAMES[theta_step]} on the exact posterior: every new "
-        "theta reads all N likelihood terms (the baseline of 002, Table 1).",
+        summary=summary,
         splittable=False,
-        checks=_checks(theta_step, flymc=False),
+        checks=_checks(theta_step, flymc),
         kernels=(fast.chain_kernel,),
     )
 
 
 FIREFLY_FAMILY: list[AlgorithmSpec] = [
-    _flymc_spec("mh", "flymc_mh"),
-    _flymc_spec("mala", "flymc_mala"),
-    _flymc_spec("slice", "flymc_slice"),
-    _regular_spec("rwmh", "mh", "rwmh"),
-    _regular_spec("mala", "mala", "mala"),
-    _regular_spec("slice", "slice", "slice_sampler"),
+    _spec("flymc-mh", "mh", "flymc_mh", flymc=True),
+    _spec("flymc-mala", "mala", "flymc_mala", flymc=True),
+    _spec("flymc-slice", "slice", "flymc_slice", flymc=True),
+    _spec("rwmh", "mh", "rwmh", flymc=False),
+    _spec("mala", "mala", "mala", flymc=False),
+    _spec("slice", "slice", "slice_sampler", flymc=False),
 ]

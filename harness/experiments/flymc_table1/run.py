@@ -13,9 +13,9 @@ import time
 from typing import Any
 
 import numpy as np
-from arviz_stats.base import array_stats
 
 from harness.experiments.flymc_table1.settings import THETA_STEP, Row
+from harness.gates.mcmc import bulk_ess
 from harness.registry import registry_for
 from harness.spec import sample
 from harness.targets import glm_data
@@ -62,15 +62,9 @@ def step_for(theta_step: str, D: int, sd_min: float, sd_max: float) -> float:
 
 
 def _ess(values: np.ndarray) -> np.ndarray:
-    """Bulk ESS (arviz-stats, rank-normalised) of every coordinate of one chain."""
-    return np.array(
-        [
-            float(
-                array_stats.ess(values[:, j][None, :], chain_axis=-2, draw_axis=-1, method="bulk")
-            )
-            for j in range(values.shape[1])
-        ]
-    )
+    """Bulk ESS (arviz-stats, rank-normalised) of every coordinate of one chain; 0 for a
+    coordinate that never moved."""
+    return np.array([bulk_ess(values[:, j]) or 0.0 for j in range(values.shape[1])])
 
 
 def run_row(row: Row, q_db: float, burn_in: float, rng: np.random.Generator) -> list[dict]:
