@@ -134,7 +134,10 @@ def _continuous(which: str) -> Any:
 
 def _box(which: str, size: float) -> Any:
     from harness.targets.box_density import clutter, peaky_exponential
+    from harness.targets.pm_examples import bimodal_mixture
 
+    if which == "mixture":
+        return bimodal_mixture()
     return peaky_exponential(size) if which == "peaky" else clutter(int(size))
 
 
@@ -251,6 +254,8 @@ PROBLEMS: tuple[Problem, ...] = (
         lambda: _box("clutter", 1),
         draws={"quick": 4000, "full": 20000},
     ),
+    # 004 Sec. 5.1 (Fig. 2a): N(-2, 1) + 2 N(2, 1) under the proposal N(0, 2), for PM-A*.
+    Problem("pm-mixture", "box-density", lambda: _box("mixture", 0.0)),
     # The clutter posterior in 2-D: four modes' worth of refinement, a 2-D quadrature truth,
     # each marginal tested (Holm). About 45 likelihood and 75 bound evaluations a draw.
     Problem(

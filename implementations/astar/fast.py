@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import math
+import types
 from collections.abc import Callable
 
 import numpy as np
@@ -24,7 +25,7 @@ from numba import njit
 from numba.extending import get_cython_function_address
 
 from harness.spec import Draws
-from implementations.astar import reference
+from implementations.astar import gumbel_tree, reference
 from implementations.gumbel.fast import _heap_pop, _heap_push, _log, _trunc_gumbel
 from implementations.minibatch_gibbs.fast import _poisson_count
 
@@ -452,3 +453,234 @@ def rejection(target, n: int, rng: np.random.Generator) -> Draws:
     return Draws(
         _values(target, values), int(liks.sum()), {"draw_evals": liks, "bound_evals": bnds}
     )
+
+
+def _compile_module(module, names: tuple[str, ...]) -> types.SimpleNamespace:
+    """``module``'s plain functions compiled from their own source, each calling the others'
+    compiled versions (the reference runs the same source uncompiled)."""
+    namespace = dict(vars(module))
+    for name in names:
+        fn = getattr(module, name)
+        plain = types.FunctionType(fn.__code__, namespace, name, fn.__defaults__)
+        namespace[name] = njit(cache=False)(plain)
+    return types.SimpleNamespace(**{name: namespace[name] for name in names})
+
+
+tree = _compile_module(
+    gumbel_tree,
+    (
+        "_lse",
+        "_sum",
+        "_pull",
+        "_before",
+        "_split",
+        "_merge",
+        "tree_new",
+        "tree_grow",
+        "tree_full",
+        "tree_insert",
+        "tree_delete",
+        "tree_draw",
+        "draw_linear",
+    ),
+)
+_tree_new, _tree_grow, _tree_full = tree.tree_new, tree.tree_grow, tree.tree_full
+_tree_insert, _tree_delete, _tree_draw = tree.tree_insert, tree.tree_delete, tree.tree_draw
+_OWNER = gumbel_tree.OWNER
+
+
+@njit(cache=False)
+def pm_search_kernel(
+    box_lo, box_hi, proposal, data, log_lik, bound, select, particles, horizon, regions_m, n, rng
+):
+    """reference.pm_search_one for n draws; ``select`` 0, 1, 2 = probability-matching,
+    max-gumbel, max-bound (the reference's SELECTIONS order); ``regions_m``: per-region bounds."""
+    d = box_lo.size
+    values = np.empty((n, d))
+    gumbels = np.empty(n)
+    liks = np.zeros(n, dtype=np.int64)
+    bnds = np.zeros(n, dtype=np.int64)
+    expanded = np.zeros(n, dtype=np.int64)
+    exact = np.zeros(n, dtype=np.bool_)
+    traces = np.full((n, horizon), np.nan)
+    pm = select == 0
+    if not pm:
+        regions_m = select == 2
+    log_w_shift = math.log(particles)
+    best = np.empty(d)
+    x_c = np.empty(d)
+    x_p = np.empty(d)
+    ys = np.empty(particles)
+    c_lo = np.empty(d)
+    c_hi = np.empty(d)
+    for k in range(n):
+        cap = 64
+        r_lo = np.empty((cap, d))
+        r_hi = np.empty((cap, d))
+        r_nu = np.empty(cap)
+        r_g = np.empty(cap)
+        r_x = np.empty((cap, d))
+        r_m = np.empty(cap)
+        r_alive = np.zeros(cap, dtype=np.bool_)
+        r_slots = np.empty((cap, particles), dtype=np.int64)
+        neg = np.empty(cap)
+        seq = np.empty(cap, dtype=np.int64)
+        heap = np.empty(cap, dtype=np.int64)
+        size = 0
+        used = 0
+        fl, it, meta, free, stack = _tree_new(max(16, 4 * particles))
+        m_all = bound(box_lo, box_hi, data)
+        bnds[k] += 1
+        log_nu = _log_mass(proposal, box_lo, box_lo, box_hi)
+        g = log_nu - _log(rng.standard_exponential())
+        _sample_in(proposal, box_lo, box_hi, rng, x_c)
+        y = log_lik(x_c, data)
+        best_g = g + y
+        best[:] = x_c
+        liks[k] += 1
+        # The root's region, then every child region that survives, is added below by the same
+        # steps (the reference's ``add``): lo, hi in c_lo, c_hi, its point in x_c.
+        c_lo[:] = box_lo
+        c_hi[:] = box_hi
+        c_nu, g_c, y_c, m_c = log_nu, g, y, m_all
+        parent = -1
+        side = 2
+        root = True
+        n_exp = 0
+        while True:
+            if root or side < 2:
+                if not root:
+                    # Child ``side`` of region ``parent``, split at its point.
+                    s = _longest_side(r_lo[parent], r_hi[parent])
+                    c_lo[:] = r_lo[parent]
+                    c_hi[:] = r_hi[parent]
+                    if side == 0:
+                        c_hi[s] = r_x[parent, s]
+                    else:
+                        c_lo[s] = r_x[parent, s]
+                    side += 1
+                    c_nu = _log_mass(proposal, box_lo, c_lo, c_hi)
+                    if c_nu == -math.inf:
+                        continue
+                    g_c = _trunc_gumbel(c_nu, r_g[parent], rng.standard_exponential())
+                    _sample_in(proposal, c_lo, c_hi, rng, x_c)
+                    y_c = log_lik(x_c, data)
+                    liks[k] += 1
+                    if best_g < g_c + y_c:
+                        best_g = g_c + y_c
+                        best[:] = x_c
+                    m_c = m_all
+                    if regions_m:
+                        m_c = bound(c_lo, c_hi, data)
+                        bnds[k] += 1
+                    if not best_g < g_c + m_c:
+                        continue
+                # add(region): arrays, heap, particles
+                if used == cap:
+                    cap *= 2
+                    r_lo, r_hi, r_x, r_slots = _grow(r_lo), _grow(r_hi), _grow(r_x), _grow(r_slots)
+                    r_nu, r_g, r_m = _grow(r_nu), _grow(r_g), _grow(r_m)
+                    r_alive, neg, seq, heap = _grow(r_alive), _grow(neg), _grow(seq), _grow(heap)
+                r = used
+                used += 1
+                r_lo[r] = c_lo
+                r_hi[r] = c_hi
+                r_nu[r] = c_nu
+                r_g[r] = g_c
+                r_x[r] = x_c
+                r_m[r] = m_c
+                r_alive[r] = True
+                if pm:
+                    ys[0] = y_c
+                    for i in range(1, particles):
+                        _sample_in(proposal, c_lo, c_hi, rng, x_p)
+                        ys[i] = log_lik(x_p, data)
+                        liks[k] += 1
+                    log_w = c_nu - log_w_shift
+                    for i in range(particles):
+                        if _tree_full(fl, meta):
+                            fl, it, free = _tree_grow(fl, it, free)
+                        r_slots[r, i] = _tree_insert(
+                            fl,
+                            it,
+                            meta,
+                            free,
+                            stack,
+                            g_c + ys[i],
+                            log_w + ys[i],
+                            log_w - g_c,
+                            rng.random(),
+                            r,
+                        )
+                neg[r] = -(g_c + m_c)
+                seq[r] = r
+                size = _heap_push(heap, size, neg, seq, r)
+                root = False
+                continue
+            # Both children of ``parent`` are done (or the root was added): one expansion ends.
+            if parent >= 0:
+                if n_exp < horizon:
+                    traces[k, n_exp] = best_g
+                n_exp += 1
+            # Pick the next region to expand.
+            picked = -1
+            while picked < 0:
+                while size > 0 and not r_alive[heap[0]]:
+                    _, size = _heap_pop(heap, size, neg, seq)
+                if size == 0 or best_g >= -neg[heap[0]]:
+                    exact[k] = True
+                    break
+                if horizon > 0 and n_exp == horizon:
+                    break
+                if pm:
+                    _, slot = _tree_draw(fl, it, meta, rng.standard_exponential(), rng.random())
+                    r = it[slot, _OWNER]
+                else:
+                    r, size = _heap_pop(heap, size, neg, seq)
+                r_alive[r] = False
+                if pm:
+                    for i in range(particles):
+                        _tree_delete(fl, it, meta, free, stack, r_slots[r, i])
+                if best_g < r_g[r] + r_m[r]:
+                    picked = r
+            if picked < 0:
+                break
+            parent = picked
+            side = 0
+        values[k] = best
+        gumbels[k] = best_g
+        expanded[k] = n_exp
+    return values, gumbels, liks, bnds, expanded, exact, traces
+
+
+def pm_search(
+    target,
+    n: int,
+    rng: np.random.Generator,
+    select: str = "probability-matching",
+    particles: int = 1,
+    horizon: int = 0,
+    stop_bound: str = "global",
+) -> Draws:
+    values, gumbels, liks, bnds, expanded, exact, traces = pm_search_kernel(
+        *_args(target),
+        reference.SELECTIONS.index(select),
+        int(particles),
+        int(horizon),
+        stop_bound == "regions",
+        n,
+        rng,
+    )
+    draws = _searched(target, values, gumbels, liks, bnds)
+    draws.extras.update({"expanded": expanded, "exact_stop": exact})
+    if horizon:
+        draws.extras["trace"] = traces
+    return draws
+
+
+def pm_astar(target, n, rng, particles=1, horizon=0, stop_bound="global") -> Draws:
+    return pm_search(target, n, rng, "probability-matching", particles, horizon, stop_bound)
+
+
+def astar_nobound(target, n, rng, horizon=0) -> Draws:
+    return pm_search(target, n, rng, "max-gumbel", 1, horizon)

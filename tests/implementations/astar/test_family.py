@@ -9,6 +9,7 @@ from harness.runner import RunConfig, verify
 from tests.conftest import ROOT
 
 PLANTED = str(ROOT / "tests" / "plugins" / "planted_astar.py")
+PLANTED_PM = str(ROOT / "tests" / "plugins" / "planted_pm_astar.py")
 
 
 def _verify(tmp_path: Path, algorithms, impls, plugins=()):
@@ -43,5 +44,22 @@ def test_the_astar_family_verifies_with_both_implementations(tmp_path):
 )
 def test_planted_astar_bugs_fail_ks_and_the_gumbel_maxima(tmp_path, bug):
     summary = _verify(tmp_path, (bug,), ("reference",), (PLANTED,))
+    failed = {v["gate"] for v in summary["verdicts"] if v["verdict"] == "fail"}
+    assert not summary["passed"] and {"ks", "ks-gumbel-max"} <= failed
+
+
+def test_pm_astar_and_astar_without_a_bound_verify_with_numba(tmp_path):
+    summary = _verify(tmp_path, ("pm-astar", "astar-nobound"), ("numba",))
+    assert summary["passed"]
+    problems = {(v["algorithm"], v["problem"]) for v in summary["verdicts"]}
+    assert {("pm-astar", "pm-mixture"), ("pm-astar", "clutter-D2")} <= problems
+    assert ("astar-nobound", "pm-mixture") in problems
+
+
+@pytest.mark.parametrize(
+    "bug", ["planted-pm-astar-estimate-as-bound", "planted-pm-astar-untruncated-child"]
+)
+def test_planted_pm_astar_bugs_fail_ks_and_the_gumbel_maxima(tmp_path, bug):
+    summary = _verify(tmp_path, (bug,), ("reference",), (PLANTED_PM,))
     failed = {v["gate"] for v in summary["verdicts"] if v["verdict"] == "fail"}
     assert not summary["passed"] and {"ks", "ks-gumbel-max"} <= failed
