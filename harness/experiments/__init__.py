@@ -132,6 +132,20 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         package="harness.experiments.flymc_table1",
     ),
     Experiment(
+        name="pm-astar",
+        paper="004_b270422b62f00607.txt, Sec. 5 (Fig. 2a, 2b, 3, 4)",
+        summary="PM-A* vs A* and A* without a bound: mixture, counter-example, clutter, "
+        "logistic regression",
+        help="PM-A* (prior Monte-Carlo estimator), A* (per-region bounds) and A* without a "
+        "bound: exact draws on the 1-D mixture N(-2,1) + 2 N(2,1) under Q = N(0,2) (Fig. 2a); "
+        "the best Gumbel value against expansions on the Sec. 3 counter-example (Fig. 2b), "
+        "against time on clutter at D = 5, 15, 20 (Fig. 3) and on Bayesian logistic regression "
+        "with a Gamma(1, 1) precision on synthetic data of the 13 sets' sizes, with MH from "
+        "the prior (Fig. 4). quick: 5 data sets, 5-20 runs, short horizons (minutes); full: 100 "
+        "runs, all 13 sets. --part mixture|counter|clutter|logistic.",
+        package="harness.experiments.pm_astar",
+    ),
+    Experiment(
         name="gate-quality",
         paper="the harness's own gates (no paper)",
         summary="Both error rates of every gate: false failures on correct samplers, planted "
