@@ -311,6 +311,21 @@ def _parser() -> argparse.ArgumentParser:
         metavar="D",
         help="degrees for --degree-scaling (default: 40 100 400)",
     )
+    spd.add_argument(
+        "--pm-selection",
+        action="store_true",
+        help="instead: PM-A*'s pick of the next region (004 Sec. 4.3) from the balanced tree "
+        "against drawing all m truncated Gumbels, per pick, as m grows (the tree should stay "
+        "within 3x of its time at the smallest m)",
+    )
+    spd.add_argument(
+        "--m",
+        type=int,
+        nargs="+",
+        default=[100, 1000, 10_000, 100_000],
+        metavar="M",
+        help="numbers of truncated Gumbels for --pm-selection (default: 100 1000 10000 100000)",
+    )
     _add_reproduce(sub)
     return p
 
@@ -638,6 +653,14 @@ def _cmd_draw(args: argparse.Namespace) -> int:
 def _cmd_speed(args: argparse.Namespace) -> int:
     from harness.speed import format_speed, parse_size, speed_ratios
 
+    if args.pm_selection:
+        from harness.speed import format_selection_scaling, selection_scaling
+
+        result = selection_scaling(args.m, repeat=max(args.repeat, 3))
+        print(format_selection_scaling(result))
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=2))
+        return 0
     if args.degree_scaling:
         from harness.speed import degree_scaling, format_degree_scaling
 

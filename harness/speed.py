@@ -204,3 +204,72 @@ def format_degree_scaling(result: dict[str, Any]) -> str:
         "time vs smallest",
     ]
     return text_table(headers, rows, align="lrrrrrr")
+
+
+def selection_scaling(sizes: list[int], picks: int = 2000, repeat: int = 5) -> dict[str, Any]:
+    """004 Sec. 4.3: PM-A*'s next region in O(log m). For each number m of truncated Gumbels,
+    the Numba time per pick from the balanced tree (draw, then delete and re-insert the picked
+    element, as an expansion does) and per pick by drawing all m (the linear scan), alternating
+    within each repeat; medians, and the tree's time relative to the smallest m."""
+    from implementations.astar import fast
+
+    if len(sizes) < 2:
+        raise ValueError(f"sizes = {sizes}; valid: at least two sizes, each >= 2")
+    sizes = sorted(Param("m", 2, int, low=2).check(m) for m in sizes)
+    picks = check_sample_size(picks, "picks")
+    repeat = REPEAT.check(repeat)
+    rows = []
+    for m in sizes:
+        rng = np.random.default_rng(m)
+        a = rng.normal(0.0, 1.5, m)
+        b = a + rng.normal(0.5, 1.5, m)
+        fl, it, meta, free, stack = fast.tree.tree_new(m)
+        for j in range(m):
+            fast.tree.tree_insert(
+                fl, it, meta, free, stack, b[j], a[j], a[j] - b[j], rng.random(), j
+            )
+        fast.tree_pick_loop(fl, it, meta, free, stack, 10, rng)  # compile and warm
+        fast.linear_pick_loop(a.copy(), b.copy(), 2, rng)
+        linear_picks = max(3, min(picks, 2_000_000 // m))
+        tree_t, linear_t = [], []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            fast.tree_pick_loop(fl, it, meta, free, stack, picks, rng)
+            tree_t.append((time.perf_counter() - t0) / picks)
+            aa, bb = a.copy(), b.copy()
+            t0 = time.perf_counter()
+            fast.linear_pick_loop(aa, bb, linear_picks, rng)
+            linear_t.append((time.perf_counter() - t0) / linear_picks)
+        rows.append(
+            {
+                "m": m,
+                "tree_s_per_pick": float(np.median(tree_t)),
+                "linear_s_per_pick": float(np.median(linear_t)),
+            }
+        )
+    base = rows[0]["tree_s_per_pick"]
+    for r in rows:
+        r["tree_vs_smallest_m"] = r["tree_s_per_pick"] / base
+        r["linear_vs_tree"] = r["linear_s_per_pick"] / r["tree_s_per_pick"]
+    return {"picks": picks, "repeat": repeat, "limit": 3.0, "rows": rows}
+
+
+def format_selection_scaling(result: dict[str, Any]) -> str:
+    rows = [
+        [
+            f"{r['m']:,}",
+            f"{1e6 * r['tree_s_per_pick']:.3f}",
+            f"{1e6 * r['linear_s_per_pick']:.3g}",
+            f"{r['tree_vs_smallest_m']:.2f}",
+            f"{r['linear_vs_tree']:.3g}",
+        ]
+        for r in result["rows"]
+    ]
+    headers = ["m", "tree us/pick", "linear us/pick", "tree vs smallest m", "linear / tree"]
+    worst = max(r["tree_vs_smallest_m"] for r in result["rows"])
+    verdict = "within" if worst <= result["limit"] else "OVER"
+    return (
+        text_table(headers, rows, align="rrrrr")
+        + f"\ntree at the largest m / smallest m: {worst:.2f} ({verdict} the limit "
+        f"{result['limit']:g} of 004 Sec. 4.3's O(log m))"
+    )

@@ -486,6 +486,7 @@ tree = _compile_module(
 )
 _tree_new, _tree_grow, _tree_full = tree.tree_new, tree.tree_grow, tree.tree_full
 _tree_insert, _tree_delete, _tree_draw = tree.tree_insert, tree.tree_delete, tree.tree_draw
+_draw_linear = tree.draw_linear
 _OWNER = gumbel_tree.OWNER
 
 
@@ -684,3 +685,29 @@ def pm_astar(target, n, rng, particles=1, horizon=0, stop_bound="global") -> Dra
 
 def astar_nobound(target, n, rng, horizon=0) -> Draws:
     return pm_search(target, n, rng, "max-gumbel", 1, horizon)
+
+
+@njit(cache=False)
+def tree_pick_loop(fl, it, meta, free, stack, picks, rng):
+    """``picks`` selection steps of PM-A* on a tree of m elements (the benchmark's unit): draw
+    (max, argmax), delete the picked element and insert one in its place, so m stays fixed."""
+    total = 0.0
+    for _ in range(picks):
+        v, slot = _tree_draw(fl, it, meta, rng.standard_exponential(), rng.random())
+        b, a, c, owner = fl[slot, 0], fl[slot, 1], fl[slot, 2], it[slot, _OWNER]
+        _tree_delete(fl, it, meta, free, stack, slot)
+        _tree_insert(fl, it, meta, free, stack, b - 0.01, a - 0.01, c, rng.random(), owner)
+        total += v
+    return total
+
+
+@njit(cache=False)
+def linear_pick_loop(a, b, picks, rng):
+    """The same picks by drawing every truncated Gumbel (004 Sec. 4.2's O(m) way)."""
+    total = 0.0
+    for _ in range(picks):
+        v, j = _draw_linear(a, b, rng)
+        a[j] -= 0.01
+        b[j] -= 0.01
+        total += v
+    return total
