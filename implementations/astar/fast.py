@@ -470,6 +470,7 @@ tree = _compile_module(
     gumbel_tree,
     (
         "_lse",
+        "_exp",
         "_sum",
         "_pull",
         "_before",

@@ -78,6 +78,15 @@ def _lse(x: float, y: float) -> float:
     return top + math.log(math.exp(x - top) + math.exp(y - top))
 
 
+def _exp(x: float) -> float:
+    """exp(x), inf past the double range as compiled code gives (Python's math.exp raises):
+    the log CDF compares sums whose terms, exp(a_j - b_t), overflow when a region's Y runs
+    hundreds of nats above another's."""
+    if x > 709.0:
+        return math.inf
+    return math.exp(x)
+
+
 def _sum(fl: np.ndarray, t: int, col: int) -> float:
     return fl[t, col] if t >= 0 else -math.inf
 
@@ -209,7 +218,7 @@ def tree_draw(fl, it, meta, e: float, u: float) -> tuple[float, int]:
         right = it[t, RIGHT]
         after_a = _lse(acc_a, _sum(fl, right, SUM_A))
         after_c = _lse(acc_c, _sum(fl, right, SUM_C))
-        log_u = math.exp(after_c) - math.exp(after_a - fl[t, B])
+        log_u = _exp(after_c) - _exp(after_a - fl[t, B])
         if log_u <= log_s:  # U(b_t) <= s: v lies above b_t
             set_a, set_c = after_a, after_c
             t = right
@@ -218,8 +227,9 @@ def tree_draw(fl, it, meta, e: float, u: float) -> tuple[float, int]:
             acc_c = _lse(after_c, fl[t, C])
             t = it[t, LEFT]
     # Eq. 7: exp(-v) sum exp(a_j) = sum exp(a_j - b_j) - log s over the keys above v.
-    v = set_a - _lse(set_c, math.log(e))
-    target = math.log(u) + set_a
+    # e = 0 or u = 0 (probability 2^-53 each) would be log 0: Python raises, Numba gives -inf.
+    v = set_a - _lse(set_c, math.log(e) if e > 0.0 else -math.inf)
+    target = (math.log(u) if u > 0.0 else -math.inf) + set_a
     t = meta[ROOT]
     acc = -math.inf
     while True:
