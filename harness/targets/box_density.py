@@ -94,6 +94,8 @@ class BoxDensityTarget:
     box side [a, b] = [lo, hi] (so i is the normalised uniform density), or Exponential with
     rate b from ``lo`` (a unused). ``mode``, for d = 1 only: o is unimodal with its maximum
     there (non-decreasing below, non-increasing above), as drill-down needs (001, Sec. 4).
+    ``log_lik_grad(x, data, grad)``, optional, returns o(x) and writes its gradient into
+    ``grad`` (PM-A*'s trajectory estimator, 004 Sec. 5.3, follows it).
     """
 
     lo: np.ndarray
@@ -104,6 +106,7 @@ class BoxDensityTarget:
     bound: Callable[[np.ndarray, np.ndarray, np.ndarray], float]
     name: str = "box-density"
     mode: float | None = None
+    log_lik_grad: Callable[[np.ndarray, np.ndarray, np.ndarray], float] | None = None
     kind: ClassVar[str] = "box-density"
 
     @property
@@ -268,6 +271,7 @@ def box_density(
     data: np.ndarray,
     name: str = "box-density",
     mode: float | None = None,
+    log_lik_grad: Callable[[np.ndarray, np.ndarray, np.ndarray], float] | None = None,
 ) -> BoxDensityTarget:
     """A density on [lo, hi] for A* sampling, from plain functions.
 
@@ -335,7 +339,7 @@ def box_density(
             "1-D box"
         )
     target = BoxDensityTarget(
-        lo, hi, np.array(rows, dtype=np.float64), data, log_lik, bound, name, mode
+        lo, hi, np.array(rows, dtype=np.float64), data, log_lik, bound, name, mode, log_lik_grad
     )
     _check_bound(target)
     return target
@@ -537,6 +541,25 @@ def _clutter_log_lik(theta: np.ndarray, data: np.ndarray) -> float:
     return total
 
 
+def _clutter_log_lik_grad(theta: np.ndarray, data: np.ndarray, grad: np.ndarray) -> float:
+    """o and its gradient: each point pulls theta towards it by its inlier responsibility."""
+    d = theta.size
+    for j in range(d):
+        grad[j] = 0.0
+    total = 0.0
+    half_log_2pi = 0.5 * math.log(2.0 * math.pi)
+    for i in range(data.shape[0]):
+        point = _clutter_point(data[i], theta)
+        total += point
+        inlier = 0.0
+        for j in range(d):
+            inlier += (data[i, j] - theta[j]) ** 2
+        r = math.exp(math.log(CLUTTER_W) - 0.5 * inlier - d * half_log_2pi - point)
+        for j in range(d):
+            grad[j] += r * (data[i, j] - theta[j])
+    return total
+
+
 def _clutter_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
     """Per point, theta clipped into the box maximises the inlier term; the clutter term does
     not depend on theta, so the sum of the per-point maxima bounds o (tight per point)."""
@@ -568,4 +591,5 @@ def clutter(D: int, seed: int = 0, points: int = 20) -> BoxDensityTarget:
         _clutter_bound,
         data,
         name=f"clutter-D{D}",
+        log_lik_grad=_clutter_log_lik_grad,
     )

@@ -315,6 +315,34 @@ def _logistic_log_lik(x: np.ndarray, data: np.ndarray) -> float:
     return _log_lik_kernel(x, data)
 
 
+@njit(cache=True)
+def _log_lik_grad_kernel(x: np.ndarray, data: np.ndarray, grad: np.ndarray) -> float:
+    """o(x) and its gradient in x = (alpha, v): do/dv = g_w / sqrt(alpha) and
+    do/dalpha = -(g_w . w) / (2 alpha), g_w the gradient in w = v / sqrt(alpha). At alpha <= 0
+    (the box's edge) the gradient is left 0."""
+    dim = data.shape[1] - 1
+    if x[0] <= 0.0:
+        for k in range(dim + 1):
+            grad[k] = 0.0
+        return _log_lik_kernel(x, data)
+    root = math.sqrt(x[0])
+    w = np.empty(dim)
+    for k in range(dim):
+        w[k] = x[k + 1] / root
+    g_w = np.empty(dim)
+    total = _o_at_w(w, data, g_w)
+    dot = 0.0
+    for k in range(dim):
+        grad[k + 1] = g_w[k] / root
+        dot += g_w[k] * w[k]
+    grad[0] = -0.5 * dot / x[0]
+    return total
+
+
+def _logistic_log_lik_grad(x: np.ndarray, data: np.ndarray, grad: np.ndarray) -> float:
+    return _log_lik_grad_kernel(x, data, grad)
+
+
 def _logistic_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
     """An upper bound of o on the box [lo, hi] (see the module docstring)."""
     return _bound_kernel(lo, hi, data)
@@ -347,6 +375,7 @@ def logistic_gamma(X: np.ndarray, y: np.ndarray, name: str = "data") -> BoxDensi
         _logistic_bound,
         np.column_stack([X, y]),
         name=f"logistic-{name}",
+        log_lik_grad=_logistic_log_lik_grad,
     )
 
 

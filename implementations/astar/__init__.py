@@ -38,6 +38,15 @@ _HORIZON = Param(
 )
 
 
+def _check_gradient(target: Any, params: Mapping[str, Any]) -> None:
+    if params.get("estimator") == "trajectory" and target.log_lik_grad is None:
+        raise ValueError(
+            f"estimator = 'trajectory' is invalid on target {target.name!r}, which has no "
+            "log_lik_grad; valid: 'prior', or a box density built with "
+            "box_density(..., log_lik_grad=...)"
+        )
+
+
 def _check_unimodal(target: Any, params: Mapping[str, Any]) -> None:
     if target.d != 1 or target.mode is None:
         raise ValueError(
@@ -183,6 +192,27 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
                 "bound of the whole box; 'regions', each new region's own (one bound "
                 "evaluation a region, a far earlier stop where the global bound is loose)",
             ),
+            Param(
+                "estimator",
+                "prior",
+                str,
+                choices=reference.ESTIMATORS,
+                doc="the Monte-Carlo estimate of a region's Gumbel value (Eq. 3): 'prior', "
+                "draws from Q(. | S) (Sec. 5.3.2's fair setting); 'trajectory', the `particles` "
+                "points of a normalised gradient ascent on o from x(S) inside S, weighted by "
+                "the proposal's density (Sec. 5.3; needs the target's log_lik_grad; each step "
+                "costs a gradient and a likelihood evaluation)",
+            ),
+            Param(
+                "step",
+                0.1,
+                float,
+                low=0.0,
+                high=1e6,
+                low_inclusive=False,
+                doc="the trajectory's step length in x's units (004 tunes its SGD for A*'s "
+                "bounds and does not say how)",
+            ),
         ),
         summary="A* sampling that picks the next region by probability matching: the chance "
         "that its Monte-Carlo estimate of the region's Gumbel value is the largest, drawn in "
@@ -192,8 +222,14 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
             Check(skip=CLUTTER_PROBLEMS),
             Check({"stop_bound": "regions"}, problems=CLUTTER_PROBLEMS),
             Check({"particles": 3}, problems=("pm-mixture",)),
+            Check({"estimator": "trajectory", "particles": 4}, problems=("pm-mixture",)),
+            Check(
+                {"estimator": "trajectory", "particles": 4, "stop_bound": "regions"},
+                problems=("clutter-D1",),
+            ),
         ),
         kernels=(fast.pm_search_kernel,),
+        target_check=_check_gradient,
     ),
     AlgorithmSpec(
         name="astar-nobound",

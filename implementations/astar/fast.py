@@ -492,11 +492,51 @@ _OWNER = gumbel_tree.OWNER
 
 
 @njit(cache=False)
+def _log_density(proposal, origin, x):
+    """The proposal's log density i(x), coordinates added in order (reference.log_proposal)."""
+    total = 0.0
+    for j in range(x.size):
+        code, a, b = int(proposal[j, 0]), proposal[j, 1], proposal[j, 2]
+        if code == 0:
+            z = (x[j] - a) / b
+            total += -0.5 * z * z - math.log(b) - 0.5 * math.log(2.0 * math.pi)
+        elif code == 1:
+            total += -math.log(b - a)
+        else:
+            total += math.log(b) - b * (x[j] - origin[j])
+    return total
+
+
+@njit(cache=False)
+def _no_grad(x, data, grad):  # pragma: no cover - compiled
+    """Stands in for a target without log_lik_grad (the prior estimator never calls it)."""
+    return 0.0
+
+
+_LSE = tree._lse
+
+
+@njit(cache=False)
 def pm_search_kernel(
-    box_lo, box_hi, proposal, data, log_lik, bound, select, particles, horizon, regions_m, n, rng
+    box_lo,
+    box_hi,
+    proposal,
+    data,
+    log_lik,
+    bound,
+    log_lik_grad,
+    select,
+    particles,
+    horizon,
+    regions_m,
+    estimator,
+    step,
+    n,
+    rng,
 ):
     """reference.pm_search_one for n draws; ``select`` 0, 1, 2 = probability-matching,
-    max-gumbel, max-bound (the reference's SELECTIONS order); ``regions_m``: per-region bounds."""
+    max-gumbel, max-bound (the reference's SELECTIONS order); ``regions_m``: per-region bounds;
+    ``estimator`` 0, 1 = prior, trajectory (reference.ESTIMATORS)."""
     d = box_lo.size
     values = np.empty((n, d))
     gumbels = np.empty(n)
@@ -513,6 +553,8 @@ def pm_search_kernel(
     x_c = np.empty(d)
     x_p = np.empty(d)
     ys = np.empty(particles)
+    log_ws = np.empty(particles)
+    grad = np.empty(d)
     c_lo = np.empty(d)
     c_hi = np.empty(d)
     for k in range(n):
@@ -594,12 +636,37 @@ def pm_search_kernel(
                 r_alive[r] = True
                 if pm:
                     ys[0] = y_c
-                    for i in range(1, particles):
-                        _sample_in(proposal, c_lo, c_hi, rng, x_p)
-                        ys[i] = log_lik(x_p, data)
-                        liks[k] += 1
-                    log_w = c_nu - log_w_shift
+                    if estimator == 1:  # reference.trajectory
+                        log_ws[0] = _log_density(proposal, box_lo, x_c)
+                        x_p[:] = x_c
+                        for i in range(1, particles):
+                            log_lik_grad(x_p, data, grad)
+                            liks[k] += 1
+                            norm2 = 0.0
+                            for j in range(d):
+                                norm2 += grad[j] * grad[j]
+                            norm = math.sqrt(norm2)
+                            if norm > 0.0 and math.isfinite(norm):
+                                scale = step / norm
+                                for j in range(d):
+                                    x_p[j] = min(max(x_p[j] + scale * grad[j], c_lo[j]), c_hi[j])
+                            ys[i] = log_lik(x_p, data)
+                            liks[k] += 1
+                            log_ws[i] = _log_density(proposal, box_lo, x_p)
+                        total = -math.inf
+                        for i in range(particles):
+                            total = _LSE(total, log_ws[i])
+                        for i in range(particles):
+                            log_ws[i] = log_ws[i] - total
+                    else:
+                        for i in range(1, particles):
+                            _sample_in(proposal, c_lo, c_hi, rng, x_p)
+                            ys[i] = log_lik(x_p, data)
+                            liks[k] += 1
+                        for i in range(particles):
+                            log_ws[i] = -log_w_shift
                     for i in range(particles):
+                        log_w = c_nu + log_ws[i]
                         if _tree_full(fl, meta):
                             fl, it, free = _tree_grow(fl, it, free)
                         r_slots[r, i] = _tree_insert(
@@ -663,13 +730,19 @@ def pm_search(
     particles: int = 1,
     horizon: int = 0,
     stop_bound: str = "global",
+    estimator: str = "prior",
+    step: float = 0.1,
 ) -> Draws:
+    grad = _no_grad if target.log_lik_grad is None else _compiled(target.log_lik_grad)
     values, gumbels, liks, bnds, expanded, exact, traces = pm_search_kernel(
         *_args(target),
+        grad,
         reference.SELECTIONS.index(select),
         int(particles),
         int(horizon),
         stop_bound == "regions",
+        reference.ESTIMATORS.index(estimator),
+        float(step),
         n,
         rng,
     )
@@ -680,8 +753,12 @@ def pm_search(
     return draws
 
 
-def pm_astar(target, n, rng, particles=1, horizon=0, stop_bound="global") -> Draws:
-    return pm_search(target, n, rng, "probability-matching", particles, horizon, stop_bound)
+def pm_astar(
+    target, n, rng, particles=1, horizon=0, stop_bound="global", estimator="prior", step=0.1
+) -> Draws:
+    return pm_search(
+        target, n, rng, "probability-matching", particles, horizon, stop_bound, estimator, step
+    )
 
 
 def astar_nobound(target, n, rng, horizon=0) -> Draws:

@@ -364,6 +364,39 @@ def rejection(target, n: int, rng: np.random.Generator) -> Draws:
 SELECTIONS = ("probability-matching", "max-gumbel", "max-bound")
 #: What the exact stop compares with: the one bound of the whole box, or each region's own.
 STOP_BOUNDS = ("global", "regions")
+#: PM-A*'s Monte-Carlo estimator of a region's Gumbel value (Eq. 3): draws from the prior
+#: restricted to the region, or the points of a gradient ascent on o inside it (Sec. 5.3).
+ESTIMATORS = ("prior", "trajectory")
+
+
+def trajectory(target, lo, hi, x, y, points: int, step: float):
+    """004 Sec. 5.3's estimator, read as written ("importance sampling over the trajectory" of
+    the optimiser A* uses for its bounds): ``points`` points x_0 = x(S), x_{t+1} = x_t + step *
+    grad o / |grad o| clipped into the box, each weighted by the proposal's density q(x_t),
+    self-normalised (004 names no other density). Returns the points' o values, log weights and
+    the likelihood evaluations spent (one a gradient, one for each new point's o)."""
+    ys, log_q = [y], [target.log_proposal(x)]
+    lik = 0
+    grad = np.empty(target.d)
+    x_t = x.copy()
+    for _ in range(points - 1):
+        target.log_lik_grad(x_t, target.data, grad)
+        lik += 1
+        norm2 = 0.0
+        for j in range(target.d):  # a plain running sum (NumPy's sum pairs terms otherwise)
+            norm2 += grad[j] * grad[j]
+        norm = math.sqrt(norm2)
+        if norm > 0.0 and math.isfinite(norm):
+            scale = step / norm
+            for j in range(target.d):
+                x_t[j] = min(max(x_t[j] + scale * grad[j], lo[j]), hi[j])
+        ys.append(target.o(x_t))
+        lik += 1
+        log_q.append(target.log_proposal(x_t))
+    total = -math.inf
+    for lq in log_q:
+        total = gt._lse(total, lq)
+    return ys, [lq - total for lq in log_q], lik
 
 
 def pm_search_one(
@@ -373,6 +406,8 @@ def pm_search_one(
     particles: int = 1,
     horizon: int = 0,
     stop_bound: str = "global",
+    estimator: str = "prior",
+    step: float = 0.1,
 ) -> tuple[np.ndarray, float, int, int, int, bool, np.ndarray]:
     """One draw by A* sampling with probability matching (004, Alg. 1) or without a bound
     (004, Alg. 3): the sample, its Gumbel value, the likelihood and bound evaluations, the
@@ -394,7 +429,8 @@ def pm_search_one(
       draws Y_i = o(x_i), x_i ~ Q(. | S), weight 1 / particles each, the first being x(S)
       itself (no extra likelihood evaluation at particles = 1). Each particle is TG(log(w_i
       Q(S)) + Y_i, G(S) + Y_i): truncated at G(S), below which S's unexplored Gumbels lie, where
-      Eq. 3 writes L(S), the level S's own Gumbel was drawn under.
+      Eq. 3 writes L(S), the level S's own Gumbel was drawn under. With ``estimator =
+      "trajectory"`` the particles are instead :func:`trajectory`'s points (Sec. 5.3).
 
     The selection rule never changes the law of what is drawn, only the order in which the
     top-down construction is unrolled (001, Sec. 4). So the search is exact when it stops as A*
@@ -430,12 +466,17 @@ def pm_search_one(
         k = len(regions)
         slots = []
         if pm:
-            ys = [y]
-            for _ in range(particles - 1):
-                ys.append(target.o(target.sample_in(lo, hi, rng.random(d))))
-                lik += 1
-            log_w = log_nu - math.log(particles)
-            for y_i in ys:
+            if estimator == "trajectory":
+                ys, log_ws, spent = trajectory(target, lo, hi, x, y, particles, step)
+                lik += spent
+            else:
+                ys = [y]
+                for _ in range(particles - 1):
+                    ys.append(target.o(target.sample_in(lo, hi, rng.random(d))))
+                    lik += 1
+                log_ws = [-math.log(particles)] * particles
+            for y_i, log_w_i in zip(ys, log_ws, strict=True):
+                log_w = log_nu + log_w_i
                 fl, it, meta, free, stack = tree
                 if gt.tree_full(fl, meta):
                     fl, it, free = gt.tree_grow(fl, it, free)
@@ -505,6 +546,8 @@ def pm_search(
     particles: int = 1,
     horizon: int = 0,
     stop_bound: str = "global",
+    estimator: str = "prior",
+    step: float = 0.1,
 ) -> Draws:
     """n independent draws by :func:`pm_search_one`; the extras add each draw's expansions,
     whether it stopped exactly, and (with a horizon) its best Gumbel value after each expansion
@@ -515,7 +558,7 @@ def pm_search(
     traces = np.empty((n, horizon))
     for k in range(n):
         values[k], gumbels[k], liks[k], bnds[k], expanded[k], exact[k], traces[k] = pm_search_one(
-            target, rng, select, particles, horizon, stop_bound
+            target, rng, select, particles, horizon, stop_bound, estimator, step
         )
     draws = _packed(target, values, gumbels, liks, bnds)
     draws.extras.update({"expanded": expanded, "exact_stop": exact})
@@ -524,9 +567,13 @@ def pm_search(
     return draws
 
 
-def pm_astar(target, n, rng, particles=1, horizon=0, stop_bound="global") -> Draws:
-    """PM-A* (004, Alg. 1): probability matching over prior Monte-Carlo estimates."""
-    return pm_search(target, n, rng, "probability-matching", particles, horizon, stop_bound)
+def pm_astar(
+    target, n, rng, particles=1, horizon=0, stop_bound="global", estimator="prior", step=0.1
+) -> Draws:
+    """PM-A* (004, Alg. 1): probability matching over Monte-Carlo estimates."""
+    return pm_search(
+        target, n, rng, "probability-matching", particles, horizon, stop_bound, estimator, step
+    )
 
 
 def astar_nobound(target, n, rng, horizon=0) -> Draws:

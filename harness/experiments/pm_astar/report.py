@@ -16,7 +16,13 @@ from harness.experiments.pm_astar.settings import SEARCHES, PMConfig
 from harness.experiments.report_parts import cell, fmt, table
 from harness.figures import inline_svg
 
-COLOURS = {"PM-A*": "C3", "A*": "C0", "A* without a bound": "C2", "MH from the prior": "C7"}
+COLOURS = {
+    "PM-A*": "C3",
+    "PM-A* (trajectory)": "C1",
+    "A*": "C0",
+    "A* without a bound": "C2",
+    "MH from the prior": "C7",
+}
 
 
 def _traces(records, problem):

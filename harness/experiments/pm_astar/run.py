@@ -33,13 +33,22 @@ def _stop(select: str) -> str:
     return "regions" if select == "max-bound" else "global"
 
 
+def _searches(target) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The searches that apply: the trajectory estimator needs the target's gradient."""
+    return {
+        label: (select, params)
+        for label, (select, params) in SEARCHES.items()
+        if params.get("estimator") != "trajectory" or target.log_lik_grad is not None
+    }
+
+
 def mixture_task(draws: int, rng: np.random.Generator) -> list[dict[str, Any]]:
     """Exact draws of each search on the Sec. 5.1 mixture, against its quadrature truth."""
     target = bimodal_mixture()
     out = []
-    for label, select in SEARCHES.items():
+    for label, (select, params) in _searches(target).items():
         t0 = time.perf_counter()
-        d = fast.pm_search(target, draws, rng, select, stop_bound=_stop(select))
+        d = fast.pm_search(target, draws, rng, select, stop_bound=_stop(select), **params)
         wall = time.perf_counter() - t0
         x = np.asarray(d.values, dtype=float)
         counts, _ = np.histogram(x, EDGES)
@@ -77,19 +86,22 @@ def trace_task(
     """``runs`` searches of each kind, interleaved, each for ``horizon`` expansions (or to its
     exact stop): the mean best Gumbel value after each expansion and the runs' wall times."""
     target = build(problem, args)
+    searches = _searches(target)
     warm = np.random.default_rng(0)
-    for select in SEARCHES.values():  # compile for this target before anything is timed
-        fast.pm_search(target, 1, warm, select, horizon=2, stop_bound=_stop(select))
-    traces = {label: [] for label in SEARCHES}
-    walls = {label: [] for label in SEARCHES}
-    evals = {label: [] for label in SEARCHES}
-    bounds = {label: [] for label in SEARCHES}
-    logliks = {label: [] for label in SEARCHES}
-    exact = {label: 0 for label in SEARCHES}
+    for select, params in searches.values():  # compile for this target before any timing
+        fast.pm_search(target, 1, warm, select, horizon=2, stop_bound=_stop(select), **params)
+    traces = {label: [] for label in searches}
+    walls = {label: [] for label in searches}
+    evals = {label: [] for label in searches}
+    bounds = {label: [] for label in searches}
+    logliks = {label: [] for label in searches}
+    exact = {label: 0 for label in searches}
     for _ in range(runs):
-        for label, select in SEARCHES.items():
+        for label, (select, params) in searches.items():
             t0 = time.perf_counter()
-            d = fast.pm_search(target, 1, rng, select, 1, horizon, _stop(select))
+            d = fast.pm_search(
+                target, 1, rng, select, horizon=horizon, stop_bound=_stop(select), **params
+            )
             walls[label].append(time.perf_counter() - t0)
             traces[label].append(_filled(d.extras["trace"][0], float(d.extras["gumbel_max"][0])))
             evals[label].append(d.evals)
@@ -98,7 +110,7 @@ def trace_task(
             x = np.atleast_1d(np.asarray(d.values, dtype=float)[0])
             logliks[label].append(target.o(x))
     records = []
-    for label in SEARCHES:
+    for label in searches:
         t = np.array(traces[label])
         records.append(
             {

@@ -1,0 +1,82 @@
+"""PM-A* and A* without a bound (004_b270422b62f00607.txt, Alg. 1 and 3) beyond the registry's
+contract tests: the horizon, the trajectory estimator, the targets' gradients, bad input."""
+
+import numpy as np
+import pytest
+
+from harness.registry import build_registry
+from harness.spec import sample
+from harness.targets.box_density import clutter
+from harness.targets.logistic_box import mika_logistic
+from harness.targets.pm_examples import bimodal_mixture, counter_example
+from implementations.astar import fast, reference
+
+
+def _same(a, b):
+    assert np.array_equal(a.values, b.values) and a.evals == b.evals
+    for key in a.extras:
+        assert np.array_equal(a.extras[key], b.extras[key], equal_nan=True), key
+
+
+@pytest.mark.parametrize("select", reference.SELECTIONS)
+def test_a_horizon_stops_early_and_traces_a_best_value_that_never_falls(select):
+    draws = fast.pm_search(counter_example(), 4, np.random.default_rng(0), select, horizon=50)
+    trace = draws.extras["trace"]
+    assert trace.shape == (4, 50)
+    for row, exact in zip(trace, draws.extras["exact_stop"], strict=True):
+        done = row[~np.isnan(row)]
+        assert np.all(np.diff(done) >= 0)
+        assert exact or done.size == 50
+    assert np.array_equal(draws.extras["gumbel_max"], np.nanmax(trace, axis=1))
+
+
+@pytest.mark.parametrize(
+    "target", [clutter(3, seed=1), mika_logistic("titanic")], ids=["clutter-D3", "logistic"]
+)
+def test_the_trajectory_estimator_is_bit_identical(target):
+    runs = []
+    for impl in (reference, fast):
+        rng = np.random.default_rng(7)
+        runs.append(
+            (impl.pm_astar(target, 2, rng, 4, 40, "global", "trajectory", 0.3), rng.random())
+        )
+    _same(runs[0][0], runs[1][0])
+    assert runs[0][1] == runs[1][1]
+    # Each trajectory step costs a gradient and a likelihood evaluation beyond x(S)'s own.
+    assert runs[0][0].evals > 40 * 2 * 4
+
+
+@pytest.mark.parametrize(
+    "target",
+    [bimodal_mixture(), clutter(3, seed=2), mika_logistic("heart")],
+    ids=["mixture", "clutter", "logistic"],
+)
+def test_gradients_match_finite_differences(target):
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        x = target.sample_in(target.lo, target.hi, rng.random(target.d))
+        grad = np.empty(target.d)
+        value = target.log_lik_grad(x, target.data, grad)
+        assert value == pytest.approx(target.o(x), rel=1e-12, abs=1e-12)
+        h = 1e-6
+        fd = np.array(
+            [(target.o(x + h * e) - target.o(x - h * e)) / (2 * h) for e in np.eye(target.d)]
+        )
+        assert np.max(np.abs(fd - grad)) <= 1e-5 * (1 + np.max(np.abs(grad)))
+
+
+def test_the_trajectory_estimator_needs_a_gradient():
+    spec = build_registry().get("pm-astar")
+    with pytest.raises(ValueError, match="estimator = 'trajectory' is invalid"):
+        sample(
+            spec,
+            "reference",
+            counter_example(),
+            2,
+            np.random.default_rng(0),
+            estimator="trajectory",
+        )
+    with pytest.raises(ValueError, match="particles"):
+        sample(spec, "numba", bimodal_mixture(), 2, np.random.default_rng(0), particles=0)
+    with pytest.raises(ValueError, match="stop_bound"):
+        sample(spec, "numba", bimodal_mixture(), 2, np.random.default_rng(0), stop_bound="none")
