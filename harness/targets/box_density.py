@@ -488,6 +488,11 @@ def _peaky_log_lik(x: np.ndarray, data: np.ndarray) -> float:
     return -data[0, 0] * math.log1p(x[0])
 
 
+def _peaky_log_lik_grad(x: np.ndarray, data: np.ndarray, grad: np.ndarray) -> float:
+    grad[0] = -data[0, 0] / (1.0 + x[0])
+    return -data[0, 0] * math.log1p(x[0])
+
+
 def _peaky_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
     return -data[0, 0] * math.log1p(lo[0])  # o decreases on x > 0: its max is at lo
 
@@ -506,6 +511,7 @@ def peaky_exponential(a: float) -> BoxDensityTarget:
         np.array([[a]]),
         name=f"peaky-exponential-a{a:g}",
         mode=0.0,
+        log_lik_grad=_peaky_log_lik_grad,
     )
 
 

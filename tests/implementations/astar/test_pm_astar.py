@@ -6,7 +6,7 @@ import pytest
 
 from harness.registry import build_registry
 from harness.spec import sample
-from harness.targets.box_density import clutter
+from harness.targets.box_density import clutter, peaky_exponential
 from harness.targets.logistic_box import mika_logistic
 from harness.targets.pm_examples import bimodal_mixture, counter_example
 from implementations.astar import fast, reference
@@ -48,8 +48,8 @@ def test_the_trajectory_estimator_is_bit_identical(target):
 
 @pytest.mark.parametrize(
     "target",
-    [bimodal_mixture(), clutter(3, seed=2), mika_logistic("heart")],
-    ids=["mixture", "clutter", "logistic"],
+    [bimodal_mixture(), clutter(3, seed=2), mika_logistic("heart"), peaky_exponential(5.0)],
+    ids=["mixture", "clutter", "logistic", "peaky"],
 )
 def test_gradients_match_finite_differences(target):
     rng = np.random.default_rng(3)
