@@ -312,6 +312,14 @@ def _parser() -> argparse.ArgumentParser:
         help="degrees for --degree-scaling (default: 40 100 400)",
     )
     spd.add_argument(
+        "--memory",
+        action="store_true",
+        help="instead: Numba time per exact draw (gumbel-max, cdf-inversion by default) against "
+        "a streaming numpy.sum over the same D x N log-factor array, at --size (default "
+        "10,100000 100,10000 1000,100); a draw reads every factor, so the sum is the floor, "
+        "and the limit is 1.5x",
+    )
+    spd.add_argument(
         "--pm-selection",
         action="store_true",
         help="instead: PM-A*'s pick of the next region (004 Sec. 4.3) from the balanced tree "
@@ -653,6 +661,17 @@ def _cmd_draw(args: argparse.Namespace) -> int:
 def _cmd_speed(args: argparse.Namespace) -> int:
     from harness.speed import format_speed, parse_size, speed_ratios
 
+    if args.memory:
+        from harness.speed import MEMORY_SIZES, format_memory_speed, memory_speed
+
+        sizes = [parse_size(s) for s in args.size] or list(MEMORY_SIZES)
+        result = memory_speed(
+            args.algorithm or ["gumbel-max", "cdf-inversion"], sizes, repeat=max(args.repeat, 3)
+        )
+        print(format_memory_speed(result))
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=2))
+        return 0
     if args.pm_selection:
         from harness.speed import format_selection_scaling, selection_scaling
 

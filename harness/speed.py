@@ -273,3 +273,83 @@ def format_selection_scaling(result: dict[str, Any]) -> str:
         + f"\ntree at the largest m / smallest m: {worst:.2f} ({verdict} the limit "
         f"{result['limit']:g} of 004 Sec. 4.3's O(log m))"
     )
+
+
+#: Issue limit: an exact draw may take at most this many times a streaming numpy.sum over the
+#: same log-factor array (the in-run proxy for reading it at memory speed).
+MEMORY_LIMIT = 1.5
+MEMORY_SIZES = ((10, 100_000), (100, 10_000), (1000, 100))
+
+
+def memory_speed(
+    algorithms: list[str], sizes: list[tuple[int, int]], draws: int = 50, repeat: int = 7
+) -> dict[str, Any]:
+    """Numba time per exact draw against ``numpy.sum`` over the same D x N array, timed in
+    alternation within each repeat on one process (000 Sec. 2.1: a draw reads all N x D
+    factors, so the sum is the floor); medians, and each ratio against MEMORY_LIMIT."""
+    draws = check_sample_size(draws, "draws")
+    repeat = REPEAT.check(repeat)
+    registry = build_registry()
+    rows = []
+    for name in algorithms:
+        spec = registry.get(name)
+        if "numba" not in spec.implementations or "discrete" not in spec.target_kinds:
+            raise ValueError(
+                f"algorithm {name!r} is invalid for the memory-speed table; valid: an exact "
+                "sampler of discrete targets with a Numba implementation (gumbel-max, "
+                "cdf-inversion, top-down)"
+            )
+        for D, N in sizes:
+            target = synthetic_rewards(D, N, "normal", 1.0, np.random.default_rng(0))
+            array = target.log_factors
+            sample(spec, "numba", target, 2, np.random.default_rng(0))  # compile and warm
+            array.sum()
+            fast, streamed = [], []
+            for r in range(repeat):
+                rng = np.random.default_rng(r)
+                t0 = time.perf_counter()
+                sample(spec, "numba", target, draws, rng)
+                fast.append((time.perf_counter() - t0) / draws)
+                t0 = time.perf_counter()
+                for _ in range(draws):
+                    array.sum()
+                streamed.append((time.perf_counter() - t0) / draws)
+            ratio = float(np.median(np.asarray(fast) / np.asarray(streamed)))
+            rows.append(
+                {
+                    "algorithm": name,
+                    "D": D,
+                    "N": N,
+                    "numba_s_per_draw": float(np.median(fast)),
+                    "numpy_sum_s": float(np.median(streamed)),
+                    "ratio": ratio,
+                    "limit": MEMORY_LIMIT,
+                    "within": ratio <= MEMORY_LIMIT,
+                }
+            )
+    return {"rows": rows, "draws": draws, "repeat": repeat, "limit": MEMORY_LIMIT}
+
+
+def format_memory_speed(result: dict[str, Any]) -> str:
+    rows = [
+        [
+            r["algorithm"],
+            str(r["D"]),
+            f"{r['N']:,}",
+            f"{1e6 * r['numba_s_per_draw']:.1f}",
+            f"{1e6 * r['numpy_sum_s']:.1f}",
+            f"{r['ratio']:.2f}",
+            "yes" if r["within"] else "NO",
+        ]
+        for r in result["rows"]
+    ]
+    headers = [
+        "algorithm",
+        "D",
+        "N",
+        "numba us/draw",
+        "numpy.sum us",
+        "ratio",
+        f"<= {result['limit']:g}",
+    ]
+    return text_table(headers, rows, align="lrrrrrl")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from harness.spec import Draws
 
@@ -21,14 +21,60 @@ def _log(e):
     return -math.inf
 
 
+@njit(cache=True, inline="always")
+def _row_sum(log_factors, i):
+    """reference.log_unnormalised's lane order for row i: eight independent running sums."""
+    row = log_factors
+    N = log_factors.shape[1]
+    full = N - N % 8
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
+    for n in range(0, full, 8):
+        a0 += row[i, n]
+        a1 += row[i, n + 1]
+        a2 += row[i, n + 2]
+        a3 += row[i, n + 3]
+        a4 += row[i, n + 4]
+        a5 += row[i, n + 5]
+        a6 += row[i, n + 6]
+        a7 += row[i, n + 7]
+    # The last N % 8 <= 7 factors go to lanes 0 .. 6, as n % 8 says.
+    left = N - full
+    if left > 0:
+        a0 += row[i, full]
+    if left > 1:
+        a1 += row[i, full + 1]
+    if left > 2:
+        a2 += row[i, full + 2]
+    if left > 3:
+        a3 += row[i, full + 3]
+    if left > 4:
+        a4 += row[i, full + 4]
+    if left > 5:
+        a5 += row[i, full + 5]
+    if left > 6:
+        a6 += row[i, full + 6]
+    return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
+
+
 @njit(cache=True)
-def _log_unnormalised(log_factors, log_f0, out):
-    D, N = log_factors.shape
-    for i in range(D):
-        acc = 0.0
-        for n in range(N):
-            acc += log_factors[i, n]
-        out[i] = acc + log_f0[i]
+def _log_unnormalised_serial(log_factors, log_f0, out):
+    for i in range(log_factors.shape[0]):
+        out[i] = _row_sum(log_factors, i) + log_f0[i]
+
+
+@njit(cache=True, parallel=True)
+def _log_unnormalised_parallel(log_factors, log_f0, out):
+    # Rows are independent and each is summed in the same order: the values do not change.
+    for i in prange(log_factors.shape[0]):
+        out[i] = _row_sum(log_factors, i) + log_f0[i]
+
+
+@njit(cache=True)
+def _log_unnormalised(log_factors, log_f0, out, parallel=False):
+    if parallel:
+        _log_unnormalised_parallel(log_factors, log_f0, out)
+    else:
+        _log_unnormalised_serial(log_factors, log_f0, out)
 
 
 @njit(cache=True)
@@ -77,13 +123,13 @@ def _ratio(c, e, log_e):
 
 
 @njit(cache=True)
-def gumbel_max_kernel(log_factors, log_f0, n, rng):
+def gumbel_max_kernel(log_factors, log_f0, n, rng, parallel=False):
     D = log_factors.shape[0]
     values = np.empty(n, dtype=np.int64)
     gmax = np.empty(n)
     logp = np.empty(D)
     for k in range(n):
-        _log_unnormalised(log_factors, log_f0, logp)
+        _log_unnormalised(log_factors, log_f0, logp, parallel)
         best = 0
         best_val = -math.inf
         for i in range(D):
@@ -97,13 +143,13 @@ def gumbel_max_kernel(log_factors, log_f0, n, rng):
 
 
 @njit(cache=True)
-def cdf_inversion_kernel(log_factors, log_f0, n, rng):
+def cdf_inversion_kernel(log_factors, log_f0, n, rng, parallel=False):
     D = log_factors.shape[0]
     values = np.empty(n, dtype=np.int64)
     logp = np.empty(D)
     F = np.empty(D)
     for k in range(n):
-        _log_unnormalised(log_factors, log_f0, logp)
+        _log_unnormalised(log_factors, log_f0, logp, parallel)
         _cdf_block(logp, 0, D, F)
         u = 1.0 - rng.random()
         values[k] = _invert(F, D, u)
@@ -221,15 +267,16 @@ def top_down_kernel(log_factors, log_f0, n, depth, rng):
     return proc_g, proc_x
 
 
-def gumbel_max(target, n: int, rng: np.random.Generator) -> Draws:
+def gumbel_max(target, n: int, rng: np.random.Generator, parallel: bool = False) -> Draws:
     D, N = target.log_factors.shape
-    values, gmax = gumbel_max_kernel(target.log_factors, target.log_f0, n, rng)
+    values, gmax = gumbel_max_kernel(target.log_factors, target.log_f0, n, rng, bool(parallel))
     return Draws(values, n * N * D, {"gumbel_max": gmax})
 
 
-def cdf_inversion(target, n: int, rng: np.random.Generator) -> Draws:
+def cdf_inversion(target, n: int, rng: np.random.Generator, parallel: bool = False) -> Draws:
     D, N = target.log_factors.shape
-    return Draws(cdf_inversion_kernel(target.log_factors, target.log_f0, n, rng), n * N * D)
+    values = cdf_inversion_kernel(target.log_factors, target.log_f0, n, rng, bool(parallel))
+    return Draws(values, n * N * D)
 
 
 def truncated_gumbel(target, n: int, rng: np.random.Generator) -> Draws:

@@ -7,7 +7,9 @@ Read against:
 
 Bit-for-bit agreement with ``fast.py`` rests on three rules (DESIGN.md, Randomness):
 - draws come from the Generator in the same order and through the same methods;
-- sums over factors run left to right (``np.cumsum``), as the Numba loops do;
+- sums over factors run in one fixed order both can stream at memory speed: 8 lanes, lane l
+  adding factors l, l + 8, l + 16, ... left to right, the lanes then paired as
+  ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)) (:func:`log_unnormalised`);
 - scalar transcendental functions come from ``math`` (libm), which is what Numba calls. NumPy's
   SIMD ``np.log``/``np.exp`` can differ from libm in the last bit.
 
@@ -24,10 +26,20 @@ import numpy as np
 
 from harness.spec import Draws
 
+#: Independent partial sums a row is split into: one dependent add per factor (the left-to-right
+#: order) runs at the add's latency, 8 interleaved ones at the memory's speed.
+LANES = 8
+
 
 def log_unnormalised(log_factors: np.ndarray, log_f0: np.ndarray) -> np.ndarray:
-    """log p~(i) = sum_n log f_n(i) + log f_0(i) (000, Eq. 1), summed left to right over n."""
-    return np.cumsum(log_factors, axis=1)[:, -1] + log_f0
+    """log p~(i) = sum_n log f_n(i) + log f_0(i) (000, Eq. 1), in the lane order: lane l sums
+    log f_l, log f_{l+8}, ... left to right, then the lanes pair up as a fixed tree."""
+    D, N = log_factors.shape
+    lanes = np.zeros((D, LANES))
+    for lane in range(min(LANES, N)):
+        lanes[:, lane] = np.cumsum(log_factors[:, lane::LANES], axis=1)[:, -1]
+    pairs = [lanes[:, 2 * j] + lanes[:, 2 * j + 1] for j in range(LANES // 2)]
+    return ((pairs[0] + pairs[1]) + (pairs[2] + pairs[3])) + log_f0
 
 
 def _log(e: float) -> float:
@@ -50,11 +62,12 @@ def _invert(F: np.ndarray, u: float) -> int:
     return int(np.searchsorted(F, u * F[-1], side="left"))
 
 
-def gumbel_max(target, n: int, rng: np.random.Generator) -> Draws:
+def gumbel_max(target, n: int, rng: np.random.Generator, parallel: bool = False) -> Draws:
     """x = argmax_i log p~(i) + eps_i with eps_i ~ Gumbel(0, 1) (000, Eq. 2).
 
     eps_i = -log(E_i), E_i ~ Exp(1) (000, footnote 1). The maximum itself is returned as
-    ``extras["gumbel_max"]``; by max-stability (001, Eq. 1) it is Gumbel(log Z).
+    ``extras["gumbel_max"]``; by max-stability (001, Eq. 1) it is Gumbel(log Z). ``parallel``
+    splits the rows over threads in the compiled version only (the same values).
     """
     D, N = target.log_factors.shape
     values = np.empty(n, dtype=np.int64)
@@ -69,8 +82,9 @@ def gumbel_max(target, n: int, rng: np.random.Generator) -> Draws:
     return Draws(values, n * N * D, {"gumbel_max": gmax})
 
 
-def cdf_inversion(target, n: int, rng: np.random.Generator) -> Draws:
-    """Normalise p~, then invert the CDF with u ~ Uniform(0, 1] (000, Sec. 2.1)."""
+def cdf_inversion(target, n: int, rng: np.random.Generator, parallel: bool = False) -> Draws:
+    """Normalise p~, then invert the CDF with u ~ Uniform(0, 1] (000, Sec. 2.1); ``parallel``
+    as in :func:`gumbel_max`."""
     D, N = target.log_factors.shape
     values = np.empty(n, dtype=np.int64)
     for k in range(n):
