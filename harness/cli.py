@@ -143,6 +143,16 @@ def _parser() -> argparse.ArgumentParser:
         help="implementation to run (default: all)",
     )
     ver.add_argument(
+        "--reference",
+        default="prefix",
+        choices=["prefix", "full"],
+        help="how a reference beside its Numba twin is verified (with --impl all): 'prefix' "
+        "(default) runs both on the first 256 draws of one stream and requires them equal bit "
+        "for bit, the statistical gates running at full n on the Numba output only; 'full' runs "
+        "every gate on the reference's own full sample too (the pure-Python references then "
+        "dominate the run's time)",
+    )
+    ver.add_argument(
         "--level",
         default="quick",
         choices=["quick", "full"],
@@ -566,6 +576,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         alpha=args.alpha,
         plugins=tuple(args.plugin),
         escalation=Escalation(),
+        reference=args.reference,
     )
     summary = verify(
         config,

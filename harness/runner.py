@@ -43,6 +43,12 @@ from harness.verification import Case, agreement, gates_for, plan_cases
 
 SAMPLES = "samples"
 SUMMARY = "summary.json"
+#: How a reference is verified beside its Numba twin: "full" runs every gate on the reference's
+#: own n draws; "prefix" runs the reference and the Numba version on the first PREFIX_DRAWS
+#: draws of the same stream and requires them equal bit for bit, while the statistical gates run
+#: at full n on the Numba output only (the references' pure Python dominated a run's time).
+REFERENCE_MODES = ("full", "prefix")
+PREFIX_DRAWS = 256
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,10 @@ class RunConfig:
     alpha: float = 1e-4
     plugins: tuple[str, ...] = ()
     escalation: Escalation = field(default_factory=Escalation)
+    reference: str = "full"
+
+    def __post_init__(self) -> None:
+        Param("reference", "full", str, choices=REFERENCE_MODES).check(self.reference)
 
     @classmethod
     def from_manifest(cls, c: dict[str, Any]) -> RunConfig:
@@ -68,6 +78,7 @@ class RunConfig:
             alpha=c["alpha"],
             plugins=tuple(c["plugins"]),
             escalation=Escalation(**c["escalation"]),
+            reference=c.get("reference", "full"),
         )
 
     def manifest(self) -> dict[str, Any]:
@@ -83,6 +94,7 @@ class RunConfig:
                 "factor": self.escalation.factor,
                 "inconclusive": self.escalation.inconclusive,
             },
+            "reference": self.reference,
         }
 
 
@@ -96,6 +108,7 @@ class Task:
     alpha: float
     plugins: tuple[str, ...]
     samples_dir: str
+    prefix: bool = False
 
     @property
     def id(self) -> str:
@@ -209,6 +222,53 @@ def _not_verified(task: Task, gate: str, detail: str) -> GateResult:
 SAMPLE_FIELD = "_samples_npz"
 
 
+def _outputs(draws: Any, rng: np.random.Generator) -> dict[str, Any]:
+    """What the agreement gate compares: values, extras, evaluations, final Generator state."""
+    return {
+        "values": np.asarray(draws.values),
+        "extras": {k: np.asarray(v) for k, v in draws.extras.items()},
+        "evals": int(draws.evals),
+        "rng_state": json.dumps(rng.bit_generator.state, sort_keys=True, default=str),
+    }
+
+
+def _execute_prefix(task: Task, rng: np.random.Generator, spec, target, base) -> list[dict]:
+    """The reference's verdict in prefix mode: it and the Numba version, each on the first
+    ``task.n`` draws of the task's stream, must agree bit for bit (values, extras, evaluations,
+    final Generator state). The statistical gates ran on the Numba output at full n."""
+    start = time.perf_counter()
+    try:
+        ref = sample(spec, "reference", target, task.n, rng, **task.case.params)
+        fast_rng = task.seed_key.generator()
+        fast = sample(spec, "numba", target, task.n, fast_rng, **task.case.params)
+    except Exception as exc:
+        failed = _not_verified(task, "runs", f"{type(exc).__name__}: {exc}".strip()[:500])
+        return [
+            {**base, "wall_time": time.perf_counter() - start, "evals": None, **failed.to_dict()}
+        ]
+    result = agreement(spec, target.kind, _outputs(ref, rng), _outputs(fast, fast_rng), task.alpha)
+    result = GateResult(
+        **{
+            **result.to_dict(),
+            "gate": "prefix-agreement",
+            "n": task.n,
+            "interval": None,
+            "detail": f"reference vs numba on the first {task.n} draws of one stream: "
+            f"{result.detail}; the statistical gates ran on the numba output at full n",
+        }
+    )
+    wall = time.perf_counter() - start
+    return [
+        {
+            **base,
+            "wall_time": wall,
+            "evals": int(ref.evals),
+            "evals_per_draw": ref.evals / task.n,
+            **result.to_dict(),
+        }
+    ]
+
+
 def execute(task: Task, rng: np.random.Generator) -> list[dict[str, Any]]:
     """Run one task and return its records (one per gate). Runs wherever the engine puts it;
     it writes nothing: its samples travel back inside the first record."""
@@ -216,6 +276,8 @@ def execute(task: Task, rng: np.random.Generator) -> list[dict[str, Any]]:
     spec = registry.get(task.case.algorithm)
     target = registry.build_target(task.case.problem)
     base = _base_record(task.case, task.impl, task.stage, task.seed, task.spawn_key, spec)
+    if task.prefix:
+        return _execute_prefix(task, rng, spec, target, base)
     start = time.perf_counter()
     try:
         draws = sample(spec, task.impl, target, task.n, rng, **task.case.params)
@@ -379,6 +441,19 @@ def decide(records: list[dict[str, Any]], config: RunConfig) -> dict[str, Any]:
     return {"verdicts": list(final.values()), "escalate": escalate}
 
 
+def _prefix_mode(config: RunConfig, spec: Any, impl: str) -> bool:
+    """Whether this reference task is verified by bit-for-bit agreement on a prefix: only
+    beside a Numba twin that the run also verifies, and only where the two must agree exactly
+    (a spec whose agreement is a two-sample test keeps its reference's full gates)."""
+    return (
+        config.reference == "prefix"
+        and impl == "reference"
+        and "numba" in config.impls
+        and "numba" in spec.implementations
+        and not spec.agreement.law_only
+    )
+
+
 def verify(
     config: RunConfig,
     out: Path,
@@ -417,19 +492,23 @@ def verify(
         if not pairs:
             break
         alpha_share = config.escalation.stage_alpha(config.alpha) / max(len(pairs), 1)
-        tasks = [
-            Task(
-                c,
-                impl,
-                stage,
-                config.escalation.sample_size(c.n, stage),
-                config.seed,
-                alpha_share,
-                config.plugins,
-                str(samples_dir),
+        tasks = []
+        for c, impl in pairs:
+            n = config.escalation.sample_size(c.n, stage)
+            prefix = _prefix_mode(config, spec_by_name[c.algorithm], impl)
+            tasks.append(
+                Task(
+                    c,
+                    impl,
+                    stage,
+                    min(n, PREFIX_DRAWS) if prefix else n,
+                    config.seed,
+                    alpha_share,
+                    config.plugins,
+                    str(samples_dir),
+                    prefix,
+                )
             )
-            for c, impl in pairs
-        ]
         done = done_tasks(records)
         todo = [
             EngineTask(t.id, execute, (t,), t.seed_key, t.id, _crashed)

@@ -48,7 +48,8 @@ def test_the_gumbel_family_verifies_with_both_implementations(tmp_path):
     out = harness(
         "verify",
         *(arg for name in GUMBEL for arg in ("--algorithm", name)),
-        *("--impl", "all", "--out", str(tmp_path / "run"), "--no-progress", "--verbose"),
+        *("--impl", "all", "--reference", "full", "--out", str(tmp_path / "run")),
+        *("--no-progress", "--verbose"),
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert " agreement " in out.stdout
@@ -99,7 +100,8 @@ def test_the_racing_family_verifies_with_both_implementations(tmp_path):
         "verify",
         *("--algorithm", "lil-ucb", "--algorithm", "racing-ebs"),
         *("--algorithm", "racing-normal", "--algorithm", "racing-mh"),
-        *("--impl", "all", "--out", str(tmp_path / "run"), "--no-progress", "--verbose"),
+        *("--impl", "all", "--reference", "full", "--out", str(tmp_path / "run")),
+        *("--no-progress", "--verbose"),
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert " agreement " in out.stdout
@@ -148,7 +150,8 @@ def test_the_discrete_minibatch_gibbs_family_verifies_with_both_implementations(
     out = harness(
         "verify",
         *(arg for name in MINIBATCH for arg in ("--algorithm", name)),
-        *("--impl", "all", "--out", str(tmp_path / "run"), "--no-progress", "--verbose"),
+        *("--impl", "all", "--reference", "full", "--out", str(tmp_path / "run")),
+        *("--no-progress", "--verbose"),
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert " agreement " in out.stdout
