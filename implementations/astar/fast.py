@@ -746,11 +746,7 @@ def pm_search(
         n,
         rng,
     )
-    draws = _searched(target, values, gumbels, liks, bnds)
-    draws.extras.update({"expanded": expanded, "exact_stop": exact})
-    if horizon:
-        draws.extras["trace"] = traces
-    return draws
+    return reference.search_draws(target, values, gumbels, liks, bnds, expanded, exact, traces)
 
 
 def pm_astar(

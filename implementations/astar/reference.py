@@ -560,9 +560,15 @@ def pm_search(
         values[k], gumbels[k], liks[k], bnds[k], expanded[k], exact[k], traces[k] = pm_search_one(
             target, rng, select, particles, horizon, stop_bound, estimator, step
         )
+    return search_draws(target, values, gumbels, liks, bnds, expanded, exact, traces)
+
+
+def search_draws(target, values, gumbels, liks, bnds, expanded, exact, traces) -> Draws:
+    """The searches' outputs as both builds return them: the draws, their Gumbel values and
+    costs, then expansions, exact stops and (with a horizon) the traces."""
     draws = _packed(target, values, gumbels, liks, bnds)
     draws.extras.update({"expanded": expanded, "exact_stop": exact})
-    if horizon:
+    if traces.shape[1]:
         draws.extras["trace"] = traces
     return draws
 
