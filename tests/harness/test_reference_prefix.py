@@ -71,9 +71,11 @@ def test_a_reference_that_strays_from_its_twin_fails(tmp_path):
 
 
 def test_full_mode_keeps_every_gate_on_the_reference(tmp_path):
-    summary = _verify(tmp_path, ("gumbel-max",), reference="full")
+    summary = _verify(tmp_path, ("gibbs",), reference="full")
     ref_gates = {v["gate"] for v in summary["verdicts"] if v["impl"] == "reference"}
-    assert "chi-square" in ref_gates and "prefix-agreement" not in ref_gates
+    numba_gates = {v["gate"] for v in summary["verdicts"] if v["impl"] == "numba"}
+    assert ref_gates == numba_gates and "prefix-agreement" not in ref_gates
+    assert any(v["gate"] == "agreement" for v in summary["verdicts"])
 
 
 def test_a_bad_reference_mode_is_refused():
