@@ -211,7 +211,7 @@ def selection_scaling(sizes: list[int], picks: int = 2000, repeat: int = 5) -> d
     the Numba time per pick from the balanced tree (draw, then delete and re-insert the picked
     element, as an expansion does) and per pick by drawing all m (the linear scan), alternating
     within each repeat; medians, and the tree's time relative to the smallest m."""
-    from implementations.astar import fast
+    from implementations.astar import pm_fast
 
     if len(sizes) < 2:
         raise ValueError(f"sizes = {sizes}; valid: at least two sizes, each >= 2")
@@ -223,22 +223,22 @@ def selection_scaling(sizes: list[int], picks: int = 2000, repeat: int = 5) -> d
         rng = np.random.default_rng(m)
         a = rng.normal(0.0, 1.5, m)
         b = a + rng.normal(0.5, 1.5, m)
-        fl, it, meta, free, stack = fast.tree.tree_new(m)
+        fl, it, meta, free, stack = pm_fast.tree.tree_new(m)
         for j in range(m):
-            fast.tree.tree_insert(
+            pm_fast.tree.tree_insert(
                 fl, it, meta, free, stack, b[j], a[j], a[j] - b[j], rng.random(), j
             )
-        fast.tree_pick_loop(fl, it, meta, free, stack, 10, rng)  # compile and warm
-        fast.linear_pick_loop(a.copy(), b.copy(), 2, rng)
+        pm_fast.tree_pick_loop(fl, it, meta, free, stack, 10, rng)  # compile and warm
+        pm_fast.linear_pick_loop(a.copy(), b.copy(), 2, rng)
         linear_picks = max(3, min(picks, 2_000_000 // m))
         tree_t, linear_t = [], []
         for _ in range(repeat):
             t0 = time.perf_counter()
-            fast.tree_pick_loop(fl, it, meta, free, stack, picks, rng)
+            pm_fast.tree_pick_loop(fl, it, meta, free, stack, picks, rng)
             tree_t.append((time.perf_counter() - t0) / picks)
             aa, bb = a.copy(), b.copy()
             t0 = time.perf_counter()
-            fast.linear_pick_loop(aa, bb, linear_picks, rng)
+            pm_fast.linear_pick_loop(aa, bb, linear_picks, rng)
             linear_t.append((time.perf_counter() - t0) / linear_picks)
         rows.append(
             {

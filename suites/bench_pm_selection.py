@@ -18,16 +18,16 @@ class PMSelection:
     timeout = 300
 
     def setup(self, m: int, method: str) -> None:
-        from implementations.astar import fast
+        from implementations.astar import pm_fast
 
-        self.fast = fast
+        self.fast = pm_fast
         self.rng = np.random.default_rng(m)
         self.a = self.rng.normal(0.0, 1.5, m)
         self.b = self.a + self.rng.normal(0.5, 1.5, m)
-        self.tree = fast.tree.tree_new(m)
+        self.tree = pm_fast.tree.tree_new(m)
         fl, it, meta, free, stack = self.tree
         for j in range(m):
-            fast.tree.tree_insert(
+            pm_fast.tree.tree_insert(
                 fl,
                 it,
                 meta,
@@ -39,8 +39,8 @@ class PMSelection:
                 self.rng.random(),
                 j,
             )
-        fast.tree_pick_loop(*self.tree, 2, self.rng)
-        fast.linear_pick_loop(self.a.copy(), self.b.copy(), 1, self.rng)
+        pm_fast.tree_pick_loop(*self.tree, 2, self.rng)
+        pm_fast.linear_pick_loop(self.a.copy(), self.b.copy(), 1, self.rng)
         self.picks = PICKS
 
     def time_pick(self, m: int, method: str) -> None:

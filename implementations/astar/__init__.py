@@ -5,7 +5,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.spec import AlgorithmSpec, Check, Param
-from implementations.astar import fast, reference
+from implementations.astar import fast, pm_fast, reference
 
 #: Rejection with one global bound only where it accepts often (clutter's global bound is loose
 #: by a factor of about e^20: rejection would run for days there).
@@ -170,7 +170,7 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
         paper="004_b270422b62f00607.txt, Alg. 1 (Sec. 4.2-4.3, Eq. 3-8)",
         guarantee="exact",
         target_kinds=("box-density",),
-        implementations={"reference": reference.pm_astar, "numba": fast.pm_astar},
+        implementations={"reference": reference.pm_astar, "numba": pm_fast.pm_astar},
         params=(
             Param(
                 "particles",
@@ -228,7 +228,7 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
                 problems=("clutter-D1",),
             ),
         ),
-        kernels=(fast.pm_search_kernel,),
+        kernels=(pm_fast.pm_search_kernel,),
         target_check=_check_gradient,
     ),
     AlgorithmSpec(
@@ -237,13 +237,13 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
         paper="004_b270422b62f00607.txt, Alg. 3 (Appx. D)",
         guarantee="exact",
         target_kinds=("box-density",),
-        implementations={"reference": reference.astar_nobound, "numba": fast.astar_nobound},
+        implementations={"reference": reference.astar_nobound, "numba": pm_fast.astar_nobound},
         params=(_HORIZON,),
         summary="A* sampling without a bound: expand the region with the largest Gumbel; "
         "exact once the best value beats that Gumbel plus the one bound of the whole box "
         "(rejection sampling's cost).",
         checks=(Check(problems=GLOBAL_STOP_PROBLEMS),),
-        kernels=(fast.pm_search_kernel,),
+        kernels=(pm_fast.pm_search_kernel,),
     ),
     AlgorithmSpec(
         name="rejection",

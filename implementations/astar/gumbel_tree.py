@@ -1,5 +1,5 @@
 """A balanced tree for the maximum and argmax of truncated Gumbels, 004_b270422b62f00607.txt
-Sec. 4.3 (Eq. 5-8), written as plain functions of NumPy arrays so that ``fast.py`` compiles this
+Sec. 4.3 (Eq. 5-8), written as plain functions of NumPy arrays so that ``pm_fast.py`` compiles this
 same source with Numba: the reference and the compiled sampler then do the same arithmetic.
 
 Each element j is a truncated Gumbel v_j ~ TG(a_j, b_j) (location a_j, truncated below b_j).

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from harness.speed import format_selection_scaling, selection_scaling
-from implementations.astar import fast
+from implementations.astar import pm_fast
 
 
 def test_selection_scaling_reports_both_methods_per_m():
@@ -25,10 +25,12 @@ def test_a_pick_keeps_the_tree_size_and_its_sums():
     m = 300
     a = rng.normal(0.0, 1.5, m)
     b = a + rng.normal(0.5, 1.5, m)
-    fl, it, meta, free, stack = fast.tree.tree_new(m)
+    fl, it, meta, free, stack = pm_fast.tree.tree_new(m)
     for j in range(m):
-        fast.tree.tree_insert(fl, it, meta, free, stack, b[j], a[j], a[j] - b[j], rng.random(), j)
-    fast.tree_pick_loop(fl, it, meta, free, stack, 500, rng)
+        pm_fast.tree.tree_insert(
+            fl, it, meta, free, stack, b[j], a[j], a[j] - b[j], rng.random(), j
+        )
+    pm_fast.tree_pick_loop(fl, it, meta, free, stack, 500, rng)
     root = meta[0]
     live = [j for j in range(meta[1]) if j not in set(free[: meta[2]].tolist())]
     assert len(live) == m

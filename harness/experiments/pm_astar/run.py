@@ -15,7 +15,7 @@ from harness.experiments.pm_astar.settings import MH_STEP, SEARCHES
 from harness.targets.box_density import clutter
 from harness.targets.logistic_box import mika_logistic
 from harness.targets.pm_examples import bimodal_mixture, counter_example
-from implementations.astar import fast
+from implementations.astar import pm_fast
 
 #: Fig. 2a's histogram grid.
 EDGES = np.linspace(-6.0, 6.0, 61)
@@ -48,7 +48,7 @@ def mixture_task(draws: int, rng: np.random.Generator) -> list[dict[str, Any]]:
     out = []
     for label, (select, params) in _searches(target).items():
         t0 = time.perf_counter()
-        d = fast.pm_search(target, draws, rng, select, stop_bound=_stop(select), **params)
+        d = pm_fast.pm_search(target, draws, rng, select, stop_bound=_stop(select), **params)
         wall = time.perf_counter() - t0
         x = np.asarray(d.values, dtype=float)
         counts, _ = np.histogram(x, EDGES)
@@ -89,7 +89,7 @@ def trace_task(
     searches = _searches(target)
     warm = np.random.default_rng(0)
     for select, params in searches.values():  # compile for this target before any timing
-        fast.pm_search(target, 1, warm, select, horizon=2, stop_bound=_stop(select), **params)
+        pm_fast.pm_search(target, 1, warm, select, horizon=2, stop_bound=_stop(select), **params)
     traces = {label: [] for label in searches}
     walls = {label: [] for label in searches}
     evals = {label: [] for label in searches}
@@ -99,7 +99,7 @@ def trace_task(
     for _ in range(runs):
         for label, (select, params) in searches.items():
             t0 = time.perf_counter()
-            d = fast.pm_search(
+            d = pm_fast.pm_search(
                 target, 1, rng, select, horizon=horizon, stop_bound=_stop(select), **params
             )
             walls[label].append(time.perf_counter() - t0)

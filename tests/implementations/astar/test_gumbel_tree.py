@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from harness.gates.truncated_gumbels import argmax_pmf, max_cdf, selection_gates
-from implementations.astar import fast
 from implementations.astar import gumbel_tree as gt
+from implementations.astar import pm_fast
 
 ALPHA = 1e-3
 
@@ -68,7 +68,7 @@ def test_exact_law_matches_brute_force():
     assert argmax_pmf(a, b).sum() == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("tree", [gt, fast.tree], ids=["reference", "numba"])
+@pytest.mark.parametrize("tree", [gt, pm_fast.tree], ids=["reference", "numba"])
 def test_tree_draws_pass_the_selection_gate(tree):
     a, b = _elements(2)
     rng = np.random.default_rng(3)
@@ -88,7 +88,7 @@ def test_tree_draws_pass_the_selection_gate(tree):
 def test_compiled_tree_matches_the_reference_op_for_op():
     a, b = _elements(4, 200)
     outs = []
-    for tree in (gt, fast.tree):
+    for tree in (gt, pm_fast.tree):
         rng = np.random.default_rng(5)
         fl, it, meta, _free, _stack, _slots = _built(tree, a, b, rng, deleted=range(0, 200, 7))
         values, owners = _draws(tree, fl, it, meta, 300, rng)
@@ -127,8 +127,8 @@ def test_selection_gate_false_failure_rate():
     for seed in range(200):
         a, b = _elements(1000 + seed)
         rng = np.random.default_rng(seed)
-        fl, it, meta, *_ = _built(fast.tree, a, b, rng, deleted=())
-        values, owners = _draws(fast.tree, fl, it, meta, 5000, rng)
+        fl, it, meta, *_ = _built(pm_fast.tree, a, b, rng, deleted=())
+        values, owners = _draws(pm_fast.tree, fl, it, meta, 5000, rng)
         fails += not all(g.passed for g in selection_gates(a, b, values, owners, 0.05))
     print(f"selection gate: {fails}/200 correct trees failed at alpha 0.05")
     # Binomial(200, 0.05): 21 or more has probability < 0.01.

@@ -9,7 +9,7 @@ from harness.spec import sample
 from harness.targets.box_density import clutter, peaky_exponential
 from harness.targets.logistic_box import mika_logistic
 from harness.targets.pm_examples import bimodal_mixture, counter_example
-from implementations.astar import fast, reference
+from implementations.astar import pm_fast, reference
 
 
 def _same(a, b):
@@ -20,7 +20,7 @@ def _same(a, b):
 
 @pytest.mark.parametrize("select", reference.SELECTIONS)
 def test_a_horizon_stops_early_and_traces_a_best_value_that_never_falls(select):
-    draws = fast.pm_search(counter_example(), 4, np.random.default_rng(0), select, horizon=50)
+    draws = pm_fast.pm_search(counter_example(), 4, np.random.default_rng(0), select, horizon=50)
     trace = draws.extras["trace"]
     assert trace.shape == (4, 50)
     for row, exact in zip(trace, draws.extras["exact_stop"], strict=True):
@@ -35,7 +35,7 @@ def test_a_horizon_stops_early_and_traces_a_best_value_that_never_falls(select):
 )
 def test_the_trajectory_estimator_is_bit_identical(target):
     runs = []
-    for impl in (reference, fast):
+    for impl in (reference, pm_fast):
         rng = np.random.default_rng(7)
         runs.append(
             (impl.pm_astar(target, 2, rng, 4, 40, "global", "trajectory", 0.3), rng.random())

@@ -1,0 +1,357 @@
+"""Numba kernels for PM-A* and A* without a bound (004_b270422b62f00607.txt, Alg. 1 and 3), the
+balanced tree compiled from its reference source, the selection benchmark's loops, and thin
+wrappers with the reference's signatures. The box-density helpers (proposal mass, sampling,
+splits) are those of :mod:`implementations.astar.fast`.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+
+import numpy as np
+from numba import njit
+
+from harness.spec import Draws
+from implementations.astar import gumbel_tree, reference
+from implementations.astar.fast import (
+    _args,
+    _compiled,
+    _grow,
+    _log_mass,
+    _longest_side,
+    _sample_in,
+)
+from implementations.gumbel.fast import _heap_pop, _heap_push, _log, _trunc_gumbel
+
+
+def _compile_module(module, names: tuple[str, ...]) -> types.SimpleNamespace:
+    """``module``'s plain functions compiled from their own source, each calling the others'
+    compiled versions (the reference runs the same source uncompiled)."""
+    namespace = dict(vars(module))
+    for name in names:
+        fn = getattr(module, name)
+        plain = types.FunctionType(fn.__code__, namespace, name, fn.__defaults__)
+        namespace[name] = njit(cache=False)(plain)
+    return types.SimpleNamespace(**{name: namespace[name] for name in names})
+
+
+tree = _compile_module(
+    gumbel_tree,
+    (
+        "_lse",
+        "_exp",
+        "_sum",
+        "_pull",
+        "_before",
+        "_split",
+        "_merge",
+        "tree_new",
+        "tree_grow",
+        "tree_full",
+        "tree_insert",
+        "tree_delete",
+        "tree_draw",
+        "draw_linear",
+    ),
+)
+_tree_new, _tree_grow, _tree_full = tree.tree_new, tree.tree_grow, tree.tree_full
+_tree_insert, _tree_delete, _tree_draw = tree.tree_insert, tree.tree_delete, tree.tree_draw
+_draw_linear = tree.draw_linear
+_OWNER = gumbel_tree.OWNER
+
+
+@njit(cache=False)
+def _log_density(proposal, origin, x):
+    """The proposal's log density i(x), coordinates added in order (reference.log_proposal)."""
+    total = 0.0
+    for j in range(x.size):
+        code, a, b = int(proposal[j, 0]), proposal[j, 1], proposal[j, 2]
+        if code == 0:
+            z = (x[j] - a) / b
+            total += -0.5 * z * z - math.log(b) - 0.5 * math.log(2.0 * math.pi)
+        elif code == 1:
+            total += -math.log(b - a)
+        else:
+            total += math.log(b) - b * (x[j] - origin[j])
+    return total
+
+
+@njit(cache=False)
+def _no_grad(x, data, grad):  # pragma: no cover - compiled
+    """Stands in for a target without log_lik_grad (the prior estimator never calls it)."""
+    return 0.0
+
+
+_LSE = tree._lse
+
+
+@njit(cache=False)
+def pm_search_kernel(
+    box_lo,
+    box_hi,
+    proposal,
+    data,
+    log_lik,
+    bound,
+    log_lik_grad,
+    select,
+    particles,
+    horizon,
+    regions_m,
+    estimator,
+    step,
+    n,
+    rng,
+):
+    """reference.pm_search_one for n draws; ``select`` 0, 1, 2 = probability-matching,
+    max-gumbel, max-bound (the reference's SELECTIONS order); ``regions_m``: per-region bounds;
+    ``estimator`` 0, 1 = prior, trajectory (reference.ESTIMATORS)."""
+    d = box_lo.size
+    values = np.empty((n, d))
+    gumbels = np.empty(n)
+    liks = np.zeros(n, dtype=np.int64)
+    bnds = np.zeros(n, dtype=np.int64)
+    expanded = np.zeros(n, dtype=np.int64)
+    exact = np.zeros(n, dtype=np.bool_)
+    traces = np.full((n, horizon), np.nan)
+    pm = select == 0
+    if not pm:
+        regions_m = select == 2
+    log_w_shift = math.log(particles)
+    best = np.empty(d)
+    x_c = np.empty(d)
+    x_p = np.empty(d)
+    ys = np.empty(particles)
+    log_ws = np.empty(particles)
+    grad = np.empty(d)
+    c_lo = np.empty(d)
+    c_hi = np.empty(d)
+    for k in range(n):
+        cap = 64
+        r_lo = np.empty((cap, d))
+        r_hi = np.empty((cap, d))
+        r_nu = np.empty(cap)
+        r_g = np.empty(cap)
+        r_x = np.empty((cap, d))
+        r_m = np.empty(cap)
+        r_alive = np.zeros(cap, dtype=np.bool_)
+        r_slots = np.empty((cap, particles), dtype=np.int64)
+        neg = np.empty(cap)
+        seq = np.empty(cap, dtype=np.int64)
+        heap = np.empty(cap, dtype=np.int64)
+        size = 0
+        used = 0
+        fl, it, meta, free, stack = _tree_new(max(16, 4 * particles))
+        m_all = bound(box_lo, box_hi, data)
+        bnds[k] += 1
+        log_nu = _log_mass(proposal, box_lo, box_lo, box_hi)
+        g = log_nu - _log(rng.standard_exponential())
+        _sample_in(proposal, box_lo, box_hi, rng, x_c)
+        y = log_lik(x_c, data)
+        best_g = g + y
+        best[:] = x_c
+        liks[k] += 1
+        # The root's region, then every child region that survives, is added below by the same
+        # steps (the reference's ``add``): lo, hi in c_lo, c_hi, its point in x_c.
+        c_lo[:] = box_lo
+        c_hi[:] = box_hi
+        c_nu, g_c, y_c, m_c = log_nu, g, y, m_all
+        parent = -1
+        side = 2
+        root = True
+        n_exp = 0
+        while True:
+            if root or side < 2:
+                if not root:
+                    # Child ``side`` of region ``parent``, split at its point.
+                    s = _longest_side(r_lo[parent], r_hi[parent])
+                    c_lo[:] = r_lo[parent]
+                    c_hi[:] = r_hi[parent]
+                    if side == 0:
+                        c_hi[s] = r_x[parent, s]
+                    else:
+                        c_lo[s] = r_x[parent, s]
+                    side += 1
+                    c_nu = _log_mass(proposal, box_lo, c_lo, c_hi)
+                    if c_nu == -math.inf:
+                        continue
+                    g_c = _trunc_gumbel(c_nu, r_g[parent], rng.standard_exponential())
+                    _sample_in(proposal, c_lo, c_hi, rng, x_c)
+                    y_c = log_lik(x_c, data)
+                    liks[k] += 1
+                    if best_g < g_c + y_c:
+                        best_g = g_c + y_c
+                        best[:] = x_c
+                    m_c = m_all
+                    if regions_m:
+                        m_c = bound(c_lo, c_hi, data)
+                        bnds[k] += 1
+                    if not best_g < g_c + m_c:
+                        continue
+                # add(region): arrays, heap, particles
+                if used == cap:
+                    cap *= 2
+                    r_lo, r_hi, r_x, r_slots = _grow(r_lo), _grow(r_hi), _grow(r_x), _grow(r_slots)
+                    r_nu, r_g, r_m = _grow(r_nu), _grow(r_g), _grow(r_m)
+                    r_alive, neg, seq, heap = _grow(r_alive), _grow(neg), _grow(seq), _grow(heap)
+                r = used
+                used += 1
+                r_lo[r] = c_lo
+                r_hi[r] = c_hi
+                r_nu[r] = c_nu
+                r_g[r] = g_c
+                r_x[r] = x_c
+                r_m[r] = m_c
+                r_alive[r] = True
+                if pm:
+                    ys[0] = y_c
+                    if estimator == 1:  # reference.trajectory
+                        log_ws[0] = _log_density(proposal, box_lo, x_c)
+                        x_p[:] = x_c
+                        for i in range(1, particles):
+                            log_lik_grad(x_p, data, grad)
+                            liks[k] += 1
+                            norm2 = 0.0
+                            for j in range(d):
+                                norm2 += grad[j] * grad[j]
+                            norm = math.sqrt(norm2)
+                            if norm > 0.0 and math.isfinite(norm):
+                                scale = step / norm
+                                for j in range(d):
+                                    x_p[j] = min(max(x_p[j] + scale * grad[j], c_lo[j]), c_hi[j])
+                            ys[i] = log_lik(x_p, data)
+                            liks[k] += 1
+                            log_ws[i] = _log_density(proposal, box_lo, x_p)
+                        total = -math.inf
+                        for i in range(particles):
+                            total = _LSE(total, log_ws[i])
+                        for i in range(particles):
+                            log_ws[i] = log_ws[i] - total
+                    else:
+                        for i in range(1, particles):
+                            _sample_in(proposal, c_lo, c_hi, rng, x_p)
+                            ys[i] = log_lik(x_p, data)
+                            liks[k] += 1
+                        for i in range(particles):
+                            log_ws[i] = -log_w_shift
+                    for i in range(particles):
+                        log_w = c_nu + log_ws[i]
+                        if _tree_full(fl, meta):
+                            fl, it, free = _tree_grow(fl, it, free)
+                        r_slots[r, i] = _tree_insert(
+                            fl,
+                            it,
+                            meta,
+                            free,
+                            stack,
+                            g_c + ys[i],
+                            log_w + ys[i],
+                            log_w - g_c,
+                            rng.random(),
+                            r,
+                        )
+                neg[r] = -(g_c + m_c)
+                seq[r] = r
+                size = _heap_push(heap, size, neg, seq, r)
+                root = False
+                continue
+            # Both children of ``parent`` are done (or the root was added): one expansion ends.
+            if parent >= 0:
+                if n_exp < horizon:
+                    traces[k, n_exp] = best_g
+                n_exp += 1
+            # Pick the next region to expand.
+            picked = -1
+            while picked < 0:
+                while size > 0 and not r_alive[heap[0]]:
+                    _, size = _heap_pop(heap, size, neg, seq)
+                if size == 0 or best_g >= -neg[heap[0]]:
+                    exact[k] = True
+                    break
+                if horizon > 0 and n_exp == horizon:
+                    break
+                if pm:
+                    _, slot = _tree_draw(fl, it, meta, rng.standard_exponential(), rng.random())
+                    r = it[slot, _OWNER]
+                else:
+                    r, size = _heap_pop(heap, size, neg, seq)
+                r_alive[r] = False
+                if pm:
+                    for i in range(particles):
+                        _tree_delete(fl, it, meta, free, stack, r_slots[r, i])
+                if best_g < r_g[r] + r_m[r]:
+                    picked = r
+            if picked < 0:
+                break
+            parent = picked
+            side = 0
+        values[k] = best
+        gumbels[k] = best_g
+        expanded[k] = n_exp
+    return values, gumbels, liks, bnds, expanded, exact, traces
+
+
+def pm_search(
+    target,
+    n: int,
+    rng: np.random.Generator,
+    select: str = "probability-matching",
+    particles: int = 1,
+    horizon: int = 0,
+    stop_bound: str = "global",
+    estimator: str = "prior",
+    step: float = 0.1,
+) -> Draws:
+    grad = _no_grad if target.log_lik_grad is None else _compiled(target.log_lik_grad)
+    values, gumbels, liks, bnds, expanded, exact, traces = pm_search_kernel(
+        *_args(target),
+        grad,
+        reference.SELECTIONS.index(select),
+        int(particles),
+        int(horizon),
+        stop_bound == "regions",
+        reference.ESTIMATORS.index(estimator),
+        float(step),
+        n,
+        rng,
+    )
+    return reference.search_draws(target, values, gumbels, liks, bnds, expanded, exact, traces)
+
+
+def pm_astar(
+    target, n, rng, particles=1, horizon=0, stop_bound="global", estimator="prior", step=0.1
+) -> Draws:
+    return pm_search(
+        target, n, rng, "probability-matching", particles, horizon, stop_bound, estimator, step
+    )
+
+
+def astar_nobound(target, n, rng, horizon=0) -> Draws:
+    return pm_search(target, n, rng, "max-gumbel", 1, horizon)
+
+
+@njit(cache=False)
+def tree_pick_loop(fl, it, meta, free, stack, picks, rng):
+    """``picks`` selection steps of PM-A* on a tree of m elements (the benchmark's unit): draw
+    (max, argmax), delete the picked element and insert one in its place, so m stays fixed."""
+    total = 0.0
+    for _ in range(picks):
+        v, slot = _tree_draw(fl, it, meta, rng.standard_exponential(), rng.random())
+        b, a, c, owner = fl[slot, 0], fl[slot, 1], fl[slot, 2], it[slot, _OWNER]
+        _tree_delete(fl, it, meta, free, stack, slot)
+        _tree_insert(fl, it, meta, free, stack, b - 0.01, a - 0.01, c, rng.random(), owner)
+        total += v
+    return total
+
+
+@njit(cache=False)
+def linear_pick_loop(a, b, picks, rng):
+    """The same picks by drawing every truncated Gumbel (004 Sec. 4.2's O(m) way)."""
+    total = 0.0
+    for _ in range(picks):
+        v, j = _draw_linear(a, b, rng)
+        a[j] -= 0.01
+        b[j] -= 0.01
+        total += v
+    return total
