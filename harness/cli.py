@@ -670,40 +670,25 @@ def _cmd_draw(args: argparse.Namespace) -> int:
 
 
 def _cmd_speed(args: argparse.Namespace) -> int:
-    from harness.speed import format_speed, parse_size, speed_ratios
+    from harness import speed
 
+    repeat = max(args.repeat, 3)
+    algorithms = args.algorithm or ["gumbel-max", "cdf-inversion"]
+    sizes = [speed.parse_size(s) for s in args.size]
     if args.memory:
-        from harness.speed import MEMORY_SIZES, format_memory_speed, memory_speed
-
-        sizes = [parse_size(s) for s in args.size] or list(MEMORY_SIZES)
-        result = memory_speed(
-            args.algorithm or ["gumbel-max", "cdf-inversion"], sizes, repeat=max(args.repeat, 3)
-        )
-        print(format_memory_speed(result))
-        if args.json:
-            args.json.write_text(json.dumps(result, indent=2))
-        return 0
-    if args.pm_selection:
-        from harness.speed import format_selection_scaling, selection_scaling
-
-        result = selection_scaling(args.m, repeat=max(args.repeat, 3))
-        print(format_selection_scaling(result))
-        if args.json:
-            args.json.write_text(json.dumps(result, indent=2))
-        return 0
-    if args.degree_scaling:
-        from harness.speed import degree_scaling, format_degree_scaling
-
-        result = degree_scaling(args.degrees, repeat=max(args.repeat, 3))
-        print(format_degree_scaling(result))
-        if args.json:
-            args.json.write_text(json.dumps(result, indent=2))
-        return 0
-    sizes = [parse_size(s) for s in args.size] or [(10, 100_000), (1000, 100)]
-    result = speed_ratios(
-        args.algorithm or ["gumbel-max", "cdf-inversion"], sizes, args.draws, args.repeat
-    )
-    print(format_speed(result))
+        result = speed.memory_speed(algorithms, sizes or list(speed.MEMORY_SIZES), repeat=repeat)
+        text = speed.format_memory_speed(result)
+    elif args.pm_selection:
+        result = speed.selection_scaling(args.m, repeat=repeat)
+        text = speed.format_selection_scaling(result)
+    elif args.degree_scaling:
+        result = speed.degree_scaling(args.degrees, repeat=repeat)
+        text = speed.format_degree_scaling(result)
+    else:
+        sizes = sizes or [(10, 100_000), (1000, 100)]
+        result = speed.speed_ratios(algorithms, sizes, args.draws, args.repeat)
+        text = speed.format_speed(result)
+    print(text)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
     return 0
