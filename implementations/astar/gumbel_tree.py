@@ -66,10 +66,6 @@ def tree_full(fl: np.ndarray, meta: np.ndarray) -> bool:
     return meta[FREE] == 0 and meta[USED] == fl.shape[0]
 
 
-def tree_size(meta: np.ndarray) -> int:
-    return meta[USED] - meta[FREE]
-
-
 def _lse(x: float, y: float) -> float:
     """log(exp(x) + exp(y)), exact for -inf."""
     top = max(x, y)
