@@ -353,3 +353,125 @@ def format_memory_speed(result: dict[str, Any]) -> str:
         f"<= {result['limit']:g}",
     ]
     return text_table(headers, rows, align="lrrrrrl")
+
+
+#: Issue limit: on likelihood terms computed from data, Racing-Normal's wall-clock speedup over
+#: exact Gumbel-max must be at least this share of its saving in evaluations.
+RACING_LIMIT = 0.7
+#: (kind of rewards, model or reward distribution, knob) at D = 10, N = 1e5: precomputed
+#: matrices of 000 Sec. 5.1 at three noise levels sigma, and computed terms of two models with
+#: candidates ``spread`` apart (harness.targets.likelihood_terms; P = 10 features).
+RACING_CASES = (
+    ("precomputed", "normal", 1e-5),
+    ("precomputed", "normal", 1e-3),
+    ("precomputed", "normal", 1e-2),
+    ("computed", "logistic", 1000.0),
+    ("computed", "student-t", 300.0),
+    ("computed", "student-t", 1000.0),
+)
+
+
+def _racing_target(rewards: str, model: str, knob: float, D: int, N: int) -> Any:
+    from harness.targets.likelihood_terms import logistic_candidates, studentt_candidates
+
+    if rewards == "precomputed":
+        return synthetic_rewards(D, N, model, knob, np.random.default_rng(0))
+    build = logistic_candidates if model == "logistic" else studentt_candidates
+    return build(N, D, 10, knob, 3)
+
+
+def racing_speed(
+    D: int = 10,
+    N: int = 100_000,
+    delta: float = 0.05,
+    repeat: int = 5,
+    cases: tuple[tuple[str, str, float], ...] = RACING_CASES,
+) -> dict[str, Any]:
+    """Racing-Normal (000, Alg. 1) against exact Gumbel-max, Numba, timed in alternation.
+
+    saving = N D / (mean rewards a race reads); speedup = exact s/draw / racing s/draw; their
+    ratio is 1 when a raced reward costs what an exact one does. On a precomputed matrix an
+    exact reward is a streamed read (under a nanosecond) and a raced one a random index (a
+    Generator call); on computed likelihood terms both cost a term's arithmetic, and the ratio
+    must reach RACING_LIMIT.
+    """
+    D = Param("D", 10, int, low=2).check(D)
+    N = Param("N", 100_000, int, low=2).check(N)
+    delta = Param("delta", 0.05, low=0.0, high=1.0, low_inclusive=False).check(delta)
+    repeat = REPEAT.check(repeat)
+    registry = build_registry()
+    race, exact = registry.get("racing-normal"), registry.get("gumbel-max")
+    rows = []
+    for rewards, model, knob in cases:
+        target = _racing_target(rewards, model, knob, D, N)
+        sample(race, "numba", target, 2, np.random.default_rng(0), delta=delta)  # compile, warm
+        sample(exact, "numba", target, 1, np.random.default_rng(0))
+        # Enough draws that one timed call takes about 0.1 s of either sampler.
+        t0 = time.perf_counter()
+        sample(exact, "numba", target, 1, np.random.default_rng(1))
+        exact_draws = int(np.clip(0.1 / (time.perf_counter() - t0), 2, 500))
+        racing_t, exact_t, evals, draws = [], [], 0, 0
+        for r in range(repeat):
+            race_draws = 4 * exact_draws
+            t0 = time.perf_counter()
+            got = sample(race, "numba", target, race_draws, np.random.default_rng(r), delta=delta)
+            racing_t.append((time.perf_counter() - t0) / race_draws)
+            evals += got.evals
+            draws += race_draws
+            t0 = time.perf_counter()
+            sample(exact, "numba", target, exact_draws, np.random.default_rng(r))
+            exact_t.append((time.perf_counter() - t0) / exact_draws)
+        saving = N * D / (evals / draws)
+        speedup = float(np.median(exact_t) / np.median(racing_t))
+        each = np.asarray(exact_t) / np.asarray(racing_t) / saving
+        limit = RACING_LIMIT if rewards == "computed" else None
+        rows.append(
+            {
+                "rewards": rewards,
+                "model": model,
+                "knob": knob,
+                "D": D,
+                "N": N,
+                "delta": delta,
+                "exact_s_per_draw": float(np.median(exact_t)),
+                "racing_s_per_draw": float(np.median(racing_t)),
+                "saving": saving,
+                "speedup": speedup,
+                "ratio": speedup / saving,
+                "ratio_range": [float(each.min()), float(each.max())],
+                "limit": limit,
+                "within": None if limit is None else bool(speedup / saving >= limit),
+            }
+        )
+    return {"rows": rows, "repeat": repeat, "limit": RACING_LIMIT}
+
+
+def format_racing_speed(result: dict[str, Any]) -> str:
+    rows = [
+        [
+            r["rewards"],
+            r["model"],
+            f"{r['knob']:g}",
+            f"{1e6 * r['exact_s_per_draw']:.0f}",
+            f"{1e6 * r['racing_s_per_draw']:.1f}",
+            f"{r['saving']:.3g}",
+            f"{r['speedup']:.3g}",
+            f"{r['ratio']:.3f}",
+            "[{:.2f}, {:.2f}]".format(*r["ratio_range"]),
+            "-" if r["within"] is None else ("yes" if r["within"] else "NO"),
+        ]
+        for r in result["rows"]
+    ]
+    headers = [
+        "rewards",
+        "model",
+        "sigma/spread",
+        "exact us/draw",
+        "racing us/draw",
+        "saving",
+        "speedup",
+        "speedup/saving",
+        "range",
+        f">= {result['limit']:g}",
+    ]
+    return text_table(headers, rows, align="llrrrrrrll")

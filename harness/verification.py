@@ -115,10 +115,14 @@ def _ks_family(columns: list[np.ndarray], locs: np.ndarray, alpha: float) -> Gat
     )
 
 
+#: Target kinds whose ground truth is a pmf over states 0..D-1.
+DISCRETE_KINDS = ("discrete", "discrete-ragged", "discrete-likelihood")
+
 #: The test of an exact sampler's draws against the target's law, by target kind.
 EXACTNESS_TESTS: Mapping[str, Callable[[Any, np.ndarray, float], GateResult]] = MappingProxyType(
     {
         "discrete": lambda target, values, a: chisquare_gof(values, target.pmf, a),
+        "discrete-likelihood": lambda target, values, a: chisquare_gof(values, target.pmf, a),
         "continuous-1d": lambda target, values, a: ks_1samp(values, target.cdf, a),
         # Against the quadrature CDF (its error is stated with the truth, below 1e-5 at d = 1,
         # 2e-4 at d = 2); each marginal, Holm across them, when d = 2.
@@ -134,6 +138,9 @@ EXACTNESS_TESTS: Mapping[str, Callable[[Any, np.ndarray, float], GateResult]] = 
 INDEPENDENCE_TESTS: Mapping[str, Callable[[Any, np.ndarray, float], GateResult]] = MappingProxyType(
     {
         "discrete": lambda target, values, a: pair_independence_discrete(values, target.pmf, a),
+        "discrete-likelihood": lambda target, values, a: pair_independence_discrete(
+            values, target.pmf, a
+        ),
         "continuous-1d": lambda target, values, a: pair_independence_continuous(
             values, target.cdf, a
         ),
@@ -166,7 +173,7 @@ def exactness_gates(
     if pairs is not None and np.asarray(draws.values).size >= 2:
         checks.append(lambda a: pairs(target, draws.values, a))
     extras = draws.extras
-    if "gumbel_max" in extras and kind in ("discrete", "box-density"):
+    if "gumbel_max" in extras and kind in ("discrete", "discrete-likelihood", "box-density"):
         logz = target.log_normaliser
         checks.append(
             lambda a: ks_1samp(
@@ -217,7 +224,7 @@ def approximate_gates(
       delta;
     - pull-bounds: Prop. 2/3 cost bounds when the sampler reports ``max_pulls``/``draw_evals``.
     """
-    if target.kind not in ("discrete", "discrete-ragged") or "exact" not in draws.extras:
+    if target.kind not in DISCRETE_KINDS or "exact" not in draws.extras:
         raise NotImplementedError(
             f"approximate sampler {spec.name!r} on {target.kind!r}: the tv-vs-delta gate needs "
             "extras['exact'] (call it with exact_answer=True) on a discrete target"
@@ -495,6 +502,7 @@ GATE_SETS: Mapping[str, Mapping[str, GateSet]] = MappingProxyType(
         for kind, by_mode in {
             "discrete": {"exact": _exact_gate_set, "approximate": approximate_gates},
             "discrete-ragged": {"approximate": approximate_gates},
+            "discrete-likelihood": {"exact": _exact_gate_set, "approximate": approximate_gates},
             "continuous-1d": {"exact": _exact_gate_set},
             "box-density": {"exact": box_density_gates},
             "posterior-1d": {"chain": chain_gates},
@@ -528,6 +536,7 @@ GROUND_TRUTH: Mapping[str, Truth] = MappingProxyType(
     {
         "discrete": Truth(("pmf", "D")),
         "discrete-ragged": Truth(("pmf", "D")),
+        "discrete-likelihood": Truth(("pmf", "D")),
         "continuous-1d": Truth(callables=("cdf",)),
         "box-density": Truth(("d",), ("cdf", "marginal_cdf", "bound", "M")),
         "posterior-1d": Truth(("mean", "sd"), ("cdf",)),
@@ -620,7 +629,7 @@ def check_target(name: str, kind: str, target: Any) -> None:
             f"problem {name!r}: the target ({type(target).__name__}) lacks the ground truth "
             f"the {kind!r} gates read: {', '.join(missing)}"
         )
-    if kind in ("discrete", "discrete-ragged"):
+    if kind in DISCRETE_KINDS:
         _check_pmf(name, target)
 
 
@@ -674,7 +683,7 @@ def _same(a: np.ndarray, b: np.ndarray, rtol: float) -> bool:
 
 
 def _two_sample(kind: str, a: np.ndarray, b: np.ndarray, alpha: float) -> GateResult:
-    if kind == "discrete":
+    if kind in DISCRETE_KINDS:
         size = int(max(np.max(a), np.max(b))) + 1
         return chisquare_2samp(a, b, size, alpha)
     return ks_2samp(a, b, alpha)

@@ -54,6 +54,17 @@ def _ragged(scale: int) -> Callable[[], Any]:
     return build
 
 
+def _terms(N: int) -> Callable[[], Any]:
+    # Logistic candidates far enough apart that a race drops the far ones early (000 Eq. 1 with
+    # terms computed from data; harness.targets.likelihood_terms).
+    def build() -> Any:
+        from harness.targets.likelihood_terms import logistic_candidates
+
+        return logistic_candidates(N, 10, 10, 1000.0, 3)
+
+    return build
+
+
 def _posterior(N: int) -> Callable[[], Any]:
     def build() -> Any:
         from harness.targets.posterior import studentt_posterior
@@ -99,6 +110,10 @@ KNOWN_SIZES: Mapping[str, tuple[Size, ...]] = {
     "discrete-ragged": (
         Size("D8-N3759", _ragged(1), 20),
         Size("D8-N37590", _ragged(10), 5),
+    ),
+    "discrete-likelihood": (
+        Size("logistic-D10-N1000", _terms(1000), 20),
+        Size("logistic-D10-N10000", _terms(10_000), 2),
     ),
     "continuous-1d": (Size("phi0-b1", _trunc(0.0, 1.0), 200),),
     "posterior-1d": (

@@ -21,6 +21,8 @@ from harness.targets.discrete import (
     ragged_rewards,
     synthetic_rewards,
 )
+from harness.targets.likelihood_terms import KIND as LIKELIHOOD
+from harness.targets.likelihood_terms import logistic_candidates, studentt_candidates
 from harness.targets.location_model import model_target, studentt_location_model
 from harness.targets.posterior import studentt_posterior
 
@@ -211,6 +213,19 @@ PROBLEMS: tuple[Problem, ...] = (
         "discrete",
         _control_variates(40_000, 10, 30.0, 9),
         draws={"quick": 5_000, "full": 20_000},
+    ),
+    # Rewards computed from data on demand (000 Eq. 1 with f_n(i) = p(y_n | x_n, theta_i)): exact
+    # and racing samplers evaluate likelihood terms, none precomputed. Close candidates, so the
+    # pmf is spread over every state and races run long enough to err.
+    Problem(
+        "logistic-terms-D6-N500",
+        LIKELIHOOD,
+        lambda: logistic_candidates(500, 6, 5, 10.0, 21, name="logistic-terms-D6-N500"),
+    ),
+    Problem(
+        "studentt-terms-D5-N400",
+        LIKELIHOOD,
+        lambda: studentt_candidates(400, 5, 3, 6.0, 22, name="studentt-terms-D5-N400"),
     ),
     Problem(
         "studentt-posterior-N500",

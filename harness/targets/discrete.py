@@ -87,6 +87,19 @@ class DiscreteFactorTarget:
     def N(self) -> int:
         return int(self.log_factors.shape[1])
 
+    def terms(self, rows, idx) -> np.ndarray:
+        """l[i, n] for i in ``rows`` and n in ``idx``, shape (len(rows), len(idx)): the
+        rewards a sampler reads (a ``discrete-likelihood`` target computes them instead)."""
+        return self.log_factors[np.ix_(np.asarray(rows, dtype=np.int64), np.asarray(idx))]
+
+    @cached_property
+    def log_factors_by_index(self) -> np.ndarray:
+        """The same rewards stored index-major, (N, D): a race reads every alive arm at one
+        random index, which is then one cache line instead of D (made once per target)."""
+        out = np.ascontiguousarray(self.log_factors.T)
+        out.setflags(write=False)
+        return out
+
     @cached_property
     def log_unnormalised(self) -> np.ndarray:
         """log p~(i) = log f_0(i) + sum_n log f_n(i), each row summed exactly (fsum)."""

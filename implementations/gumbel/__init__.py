@@ -1,6 +1,7 @@
 """Exact discrete sampling with Gumbel noise (000 Sec. 2; 001 Sec. 2-3)."""
 
 from harness.spec import AlgorithmSpec, Check, Param
+from harness.targets.likelihood_terms import KIND as LIKELIHOOD
 from implementations.gumbel import fast, reference
 
 _PARALLEL = Param(
@@ -28,7 +29,7 @@ GUMBEL_FAMILY: list[AlgorithmSpec] = [
         family="gumbel",
         paper="000_26bed7cc1ef3ab92.txt, Sec. 2.1, Eq. 2-3",
         guarantee="exact",
-        target_kinds=("discrete",),
+        target_kinds=("discrete", LIKELIHOOD),
         implementations={"reference": reference.gumbel_max, "numba": fast.gumbel_max},
         params=(_PARALLEL,),
         summary="argmax of log p~(i) + Gumbel(0, 1) noise; the max is Gumbel(log Z).",

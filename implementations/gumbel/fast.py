@@ -12,6 +12,8 @@ import numpy as np
 from numba import njit, prange
 
 from harness.spec import Draws
+from harness.targets.likelihood_terms import KIND as LIKELIHOOD
+from harness.targets.likelihood_terms import log_term
 
 
 @njit(cache=True)
@@ -142,6 +144,40 @@ def gumbel_max_kernel(log_factors, log_f0, n, rng, parallel=False):
     return values, gmax
 
 
+@njit(cache=True, parallel=True)
+def _terms_parallel(source, out):
+    model, X, y, theta, nu, scale = source
+    for i in prange(out.shape[0]):
+        for n in range(out.shape[1]):
+            out[i, n] = log_term(model, X, y, theta, nu, scale, i, n)
+
+
+@njit(cache=True)
+def _terms_serial(source, out):
+    model, X, y, theta, nu, scale = source
+    for i in range(out.shape[0]):
+        for n in range(out.shape[1]):
+            out[i, n] = log_term(model, X, y, theta, nu, scale, i, n)
+
+
+@njit(cache=True)
+def gumbel_max_terms_kernel(source, D, N, log_f0, n, rng, parallel=False):
+    """gumbel_max_kernel on a ``discrete-likelihood`` target: each draw computes all N x D
+    terms (reference.factor_matrix), then sums them in the lane order."""
+    values = np.empty(n, dtype=np.int64)
+    gmax = np.empty(n)
+    terms = np.empty((D, N))
+    for k in range(n):
+        if parallel:
+            _terms_parallel(source, terms)
+        else:
+            _terms_serial(source, terms)
+        out_v, out_g = gumbel_max_kernel(terms, log_f0, 1, rng, parallel)
+        values[k] = out_v[0]
+        gmax[k] = out_g[0]
+    return values, gmax
+
+
 @njit(cache=True)
 def cdf_inversion_kernel(log_factors, log_f0, n, rng, parallel=False):
     D = log_factors.shape[0]
@@ -268,7 +304,11 @@ def top_down_kernel(log_factors, log_f0, n, depth, rng):
 
 
 def gumbel_max(target, n: int, rng: np.random.Generator, parallel: bool = False) -> Draws:
-    D, N = target.log_factors.shape
+    D, N = target.D, target.N
+    if target.kind == LIKELIHOOD:
+        source = (target.model_code, target.X, target.y, target.theta, target.nu, target.scale)
+        values, gmax = gumbel_max_terms_kernel(source, D, N, target.log_f0, n, rng, bool(parallel))
+        return Draws(values, n * N * D, {"gumbel_max": gmax})
     values, gmax = gumbel_max_kernel(target.log_factors, target.log_f0, n, rng, bool(parallel))
     return Draws(values, n * N * D, {"gumbel_max": gmax})
 
@@ -294,7 +334,7 @@ def top_down(target, n: int, rng: np.random.Generator, full_process: bool = Fals
 
 
 KERNELS = {
-    "gumbel-max": (gumbel_max_kernel,),
+    "gumbel-max": (gumbel_max_kernel, gumbel_max_terms_kernel),
     "cdf-inversion": (cdf_inversion_kernel,),
     "truncated-gumbel": (truncated_gumbel_kernel,),
     "top-down": (top_down_kernel,),

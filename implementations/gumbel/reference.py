@@ -31,15 +31,30 @@ from harness.spec import Draws
 LANES = 8
 
 
-def log_unnormalised(log_factors: np.ndarray, log_f0: np.ndarray) -> np.ndarray:
-    """log p~(i) = sum_n log f_n(i) + log f_0(i) (000, Eq. 1), in the lane order: lane l sums
-    log f_l, log f_{l+8}, ... left to right, then the lanes pair up as a fixed tree."""
-    D, N = log_factors.shape
+def lane_sums(rows: np.ndarray) -> np.ndarray:
+    """The sum of each row in the lane order: lane l sums entries l, l + 8, ... left to right,
+    then the lanes pair up as ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7))."""
+    D, N = rows.shape
     lanes = np.zeros((D, LANES))
     for lane in range(min(LANES, N)):
-        lanes[:, lane] = np.cumsum(log_factors[:, lane::LANES], axis=1)[:, -1]
+        lanes[:, lane] = np.cumsum(rows[:, lane::LANES], axis=1)[:, -1]
     pairs = [lanes[:, 2 * j] + lanes[:, 2 * j + 1] for j in range(LANES // 2)]
-    return ((pairs[0] + pairs[1]) + (pairs[2] + pairs[3])) + log_f0
+    return (pairs[0] + pairs[1]) + (pairs[2] + pairs[3])
+
+
+def log_unnormalised(log_factors: np.ndarray, log_f0: np.ndarray) -> np.ndarray:
+    """log p~(i) = sum_n log f_n(i) + log f_0(i) (000, Eq. 1), each row in the lane order
+    (:func:`lane_sums`)."""
+    return lane_sums(log_factors) + log_f0
+
+
+def factor_matrix(target) -> np.ndarray:
+    """All N x D log-factors of one draw: the stored matrix, or on a ``discrete-likelihood``
+    target every likelihood term computed from the data (000, Sec. 2.1: an exact draw needs
+    them all)."""
+    if target.kind == "discrete-likelihood":
+        return target.terms(range(target.D), range(target.N))
+    return target.log_factors
 
 
 def _log(e: float) -> float:
@@ -65,15 +80,16 @@ def _invert(F: np.ndarray, u: float) -> int:
 def gumbel_max(target, n: int, rng: np.random.Generator, parallel: bool = False) -> Draws:
     """x = argmax_i log p~(i) + eps_i with eps_i ~ Gumbel(0, 1) (000, Eq. 2).
 
-    eps_i = -log(E_i), E_i ~ Exp(1) (000, footnote 1). The maximum itself is returned as
+    eps_i = -log(E_i), E_i ~ Exp(1) (000, footnote 1); log p~ from :func:`factor_matrix`
+    (computed anew for every draw). The maximum itself is returned as
     ``extras["gumbel_max"]``; by max-stability (001, Eq. 1) it is Gumbel(log Z). ``parallel``
     splits the rows over threads in the compiled version only (the same values).
     """
-    D, N = target.log_factors.shape
+    D, N = target.D, target.N
     values = np.empty(n, dtype=np.int64)
     gmax = np.empty(n)
     for k in range(n):
-        logp = log_unnormalised(target.log_factors, target.log_f0)
+        logp = log_unnormalised(factor_matrix(target), target.log_f0)
         eps = np.array([-_log(e) for e in rng.standard_exponential(D)])
         perturbed = logp + eps
         x = int(np.argmax(perturbed))

@@ -10,6 +10,7 @@ from typing import Any
 
 from harness.spec import AlgorithmSpec, Check, Param
 from harness.targets.catalog import LONG_SUM
+from harness.targets.likelihood_terms import KIND as LIKELIHOOD
 from implementations.racing import fast, reference
 from implementations.racing.bounds import b_normal, b_normal_table, doubling_schedule
 
@@ -63,7 +64,7 @@ def _m1(default: int, low: int) -> Param:
 
 
 def _check_arms(target: Any, params: Mapping[str, Any]) -> None:
-    D = target.log_factors.shape[0]
+    D = target.D
     if D < 2:
         raise ValueError(f"target has D = {D} states; valid for racing: D >= 2 (nothing to race)")
 
@@ -77,7 +78,7 @@ def _check_race(target: Any, params: Mapping[str, Any]) -> None:
                 "arms have different population sizes (no shared indices); valid: 'marginal'"
             )
         return
-    N = target.log_factors.shape[1]
+    N = target.N
     if N < 2:
         raise ValueError(
             f"target has N = {N} factor per state; valid for racing: N >= 2 (a mini-batch of "
@@ -108,6 +109,10 @@ def _checks(
 
 MARGINAL = (
     Check({"delta": 0.01, "variance": "marginal", "exact_answer": True}, problems=RACE_PROBLEMS),
+)
+#: Races on likelihood terms computed from data (every problem of the kind), across delta.
+COMPUTED = tuple(
+    Check({"delta": d, "exact_answer": True}, kinds=(LIKELIHOOD,)) for d in (0.01, 0.05, 0.1)
 )
 
 
@@ -141,12 +146,12 @@ RACING_FAMILY: list[AlgorithmSpec] = [
         family="racing",
         paper="000_26bed7cc1ef3ab92.txt, Alg. 1, Eq. 6-7",
         guarantee="approximate",
-        target_kinds=("discrete",),
+        target_kinds=("discrete", LIKELIHOOD),
         implementations={"reference": reference.racing_ebs, "numba": fast.racing_ebs},
         params=(_delta(), _m1(2, 2), VARIANCE, EXACT),
         delta_param="delta",
         summary="Racing with the empirical Bernstein-Serfling bound and a union bound over stages.",
-        checks=_checks(MARGINAL),
+        checks=_checks((*MARGINAL, *COMPUTED)),
         kernels=fast.KERNELS["racing-ebs"],
         target_check=_check_race,
     ),
@@ -155,7 +160,7 @@ RACING_FAMILY: list[AlgorithmSpec] = [
         family="racing",
         paper="000_26bed7cc1ef3ab92.txt, Alg. 1, Eq. 8-9, Prop. 7",
         guarantee="approximate",
-        target_kinds=("discrete", "discrete-ragged"),
+        target_kinds=("discrete", "discrete-ragged", LIKELIHOOD),
         implementations={"reference": reference.racing_normal, "numba": fast.racing_normal},
         params=(_delta(), _m1(50, 2), VARIANCE, EXACT),
         delta_param="delta",
@@ -163,6 +168,7 @@ RACING_FAMILY: list[AlgorithmSpec] = [
         checks=_checks(
             (
                 *MARGINAL,
+                *COMPUTED,
                 Check({"delta": 0.1, "exact_answer": True}, problems=SHARP_PROBLEMS),
                 *(
                     Check(

@@ -13,8 +13,11 @@ Read against 000_26bed7cc1ef3ab92.txt:
 
 Bit-for-bit agreement with ``fast.py`` rests on the rules of the Gumbel family: the same draws
 in the same order (Exp(1) noise first, then one ``random`` double per sampled index), sums left
-to right (``np.cumsum``), transcendental scalars from ``math``. Elementwise NumPy arithmetic
-(+, -, *, /, sqrt) is correctly rounded, so vectorising it over arms changes no bit.
+to right (``np.cumsum``) except Alg. 1's sums of squares, which run in the Gumbel family's eight
+lanes (:func:`implementations.gumbel.reference.lane_sums`: one dependent add per reward would
+cost a race more than reading the reward), transcendental scalars from ``math``. Elementwise
+NumPy arithmetic (+, -, *, /, sqrt) is correctly rounded, so vectorising it over arms changes no
+bit.
 
 Every draw returns, besides the sample:
 - ``extras["draw_evals"]``: rewards l[i, n] computed for that draw (their sum is ``evals``);
@@ -32,6 +35,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from harness.spec import Chain, Draws
+from implementations.gumbel.reference import lane_sums
 from implementations.racing.bounds import b_normal, doubling_schedule, ebs_bound
 
 # Heuristic lil'UCB constants (Jamieson et al. 2014, footnote 2; notes-racing-appendix.md, E).
@@ -220,9 +224,11 @@ def racing(
     requires it; Eq. 6 alone would not vanish there), so the race always ends by t*.
     ``solve_b(delta', N, m1)`` gives B_Normal; it is a parameter so that a deliberately wrong
     solver (the single-look normal quantile) can serve as a negative control.
+    Rewards come from ``target.terms(arms, indices)``: read from a precomputed matrix
+    (``discrete``) or computed from the data when read (``discrete-likelihood``).
     """
-    lf, f0 = target.log_factors, target.log_f0
-    D, N = lf.shape
+    f0 = target.log_f0
+    D, N = target.D, target.N
     pairwise = variance == "pairwise"
     d_prime = D - 1 if pairwise else D
     schedule = doubling_schedule(N, m1)
@@ -246,7 +252,7 @@ def racing(
         for T in schedule:
             T = int(T)
             idx = np.array(draw_indices(perm, swaps, used, T, rng))
-            fresh = lf[np.ix_(alive, idx)] + offset[alive, None]
+            fresh = target.terms(alive, idx) + offset[alive, None]
             rewards[np.ix_(alive, np.arange(used, T))] = fresh
             spent += alive.size * (T - used)
             used = T
@@ -263,7 +269,7 @@ def racing(
             else:
                 centred = R - mu[:, None]
                 C = C_all[alive]
-            sig = np.sqrt(np.cumsum(centred * centred, axis=1)[:, -1] / T)
+            sig = np.sqrt(lane_sums(centred * centred) / T)
             thresholds = racing_thresholds(bound, pairwise, T, N, D, sig, best, C, B, delta_stage)
             alive = alive[gap <= thresholds]
             if alive.size == 1:
@@ -273,7 +279,7 @@ def racing(
         max_pulls[k] = used
         stopped[k] = used < N
         if exact is not None:
-            exact[k] = exact_argmax(lf, f0, eps)
+            exact[k] = exact_argmax(target.terms(range(D), range(N)), f0, eps)
         undo_draws(perm, swaps, used)
     return pack_draws(values, draw_evals, max_pulls, stopped, exact, N, D)
 

@@ -96,6 +96,7 @@ def test_gate_sets_come_from_one_table_keyed_by_target_kind(registry, small_disc
         "box-density",
         "discrete",
         "discrete-ragged",
+        "discrete-likelihood",
         "continuous-1d",
         "posterior-1d",
         "factor-graph",
