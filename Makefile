@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 # aside, never deleted. Timings from an earlier `make bench` (asv results, pytest-benchmark
 # JSON) join the report when they exist; without them the report says what is missing.
 ASV_INPUT = $(if $(wildcard .asv/results/*/machine.json),.asv/results)
-BENCH_INPUT = $(wildcard $(BENCH_JSON))
+BENCH_INPUT = $(wildcard $(BENCH_JSON)) $(wildcard $(LIMITS_JSON))
 SCHEDULER ?= process
 run: $(STAMP)
 	$(BIN)/harness verify --impl all --out $(RUN_DIR) --move-stale --scheduler $(SCHEDULER); \
@@ -46,9 +46,10 @@ test-full: $(STAMP)
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
 # `make bench`: the speed ratios, the pytest-benchmark pair per algorithm (JSON for the report),
-# then every asv benchmark once in this venv, recorded under .asv/results/<machine>/ against HEAD
+# every figure that has a limit (speed-limits JSON for the report), then every asv benchmark once in this venv, recorded under .asv/results/<machine>/ against HEAD
 # (docs/benchmarks.md). BENCH_MACHINE names this machine in merged results (default: hostname).
 BENCH_JSON ?= reports/bench/pytest-benchmark.json
+LIMITS_JSON ?= reports/bench/speed-limits.json
 BENCH_MACHINE ?=
 BENCH_ASV_MACHINE := $(if $(BENCH_MACHINE),--machine $(BENCH_MACHINE))
 bench: $(STAMP)
@@ -57,6 +58,7 @@ bench: $(STAMP)
 	$(BIN)/python -m pytest bench -q --benchmark-only --benchmark-warmup=off \
 	  --benchmark-min-rounds=3 --benchmark-max-time=0.5 --benchmark-columns=median,iqr,rounds \
 	  --benchmark-json=$(BENCH_JSON)
+	$(BIN)/harness speed --limits --json $(LIMITS_JSON)
 	$(BIN)/asv machine --yes $(BENCH_ASV_MACHINE)
 	$(BIN)/asv run --python=same --quick --set-commit-hash=$$(git rev-parse HEAD) $(BENCH_ASV_MACHINE)
 

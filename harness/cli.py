@@ -337,6 +337,15 @@ def _parser() -> argparse.ArgumentParser:
         "within 3x of its time at the smallest m)",
     )
     spd.add_argument(
+        "--limits",
+        action="store_true",
+        help="instead: every figure that has a limit, in one run of a few minutes (exact draws "
+        "/ numpy.sum <= 1.5; racing speedup / saving on computed terms >= 0.7; Poisson-Gibbs "
+        "degree 1000 / degree 20 <= 1.5; PM-A* pick at m = 1e5 / m = 1e2 <= 3); with --json "
+        "FILE, `harness report FILE` shows each against its limit (make bench writes "
+        "reports/bench/speed-limits.json)",
+    )
+    spd.add_argument(
         "--racing",
         action="store_true",
         help="instead: Racing-Normal against exact Gumbel-max at D = 10, N = 1e5, on "
@@ -683,7 +692,12 @@ def _cmd_speed(args: argparse.Namespace) -> int:
     repeat = max(args.repeat, 3)
     algorithms = args.algorithm or ["gumbel-max", "cdf-inversion"]
     sizes = [speed.parse_size(s) for s in args.size]
-    if args.memory:
+    if args.limits:
+        from harness import speed_limits
+
+        result = speed_limits.measure_limits(repeat=repeat)
+        text = speed_limits.format_limits(result)
+    elif args.memory:
         result = speed.memory_speed(algorithms, sizes or list(speed.MEMORY_SIZES), repeat=repeat)
         text = speed.format_memory_speed(result)
     elif args.pm_selection:

@@ -23,6 +23,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from harness.experiments.report_parts import cell, table
 from harness.figures import inline_svg as _svg
 from harness.runner import SAMPLES, SUMMARY, RunConfig, decide, load_sample
+from harness.speed_limits import is_speed_limits, limits_section, load_speed_limits
 from harness.store import RECORDS, RUN_MANIFEST, load_records
 from harness.targets.catalog import build_target
 from harness.timings import (
@@ -172,13 +173,21 @@ class ReportInputs:
     experiments: tuple[Path, ...] = ()
     asv: tuple[Path, ...] = ()
     benchmarks: tuple[Path, ...] = ()
+    limits: tuple[Path, ...] = ()
 
 
 def classify_inputs(paths: list[Path]) -> ReportInputs:
-    """Sort paths into verification runs, experiments, asv results and pytest-benchmark JSON."""
+    """Sort paths into verification runs, experiments, asv results, pytest-benchmark JSON and
+    speed-limit JSON (``harness speed --limits --json``)."""
     from harness.experiments.framework import is_experiment_dir
 
-    sorted_: dict[str, list[Path]] = {"runs": [], "experiments": [], "asv": [], "benchmarks": []}
+    sorted_: dict[str, list[Path]] = {
+        "runs": [],
+        "experiments": [],
+        "asv": [],
+        "benchmarks": [],
+        "limits": [],
+    }
     for path in map(Path, paths):
         if not path.exists():
             raise ValueError(f"report input {str(path)!r} does not exist")
@@ -190,11 +199,14 @@ def classify_inputs(paths: list[Path]) -> ReportInputs:
             sorted_["asv"].append(path)
         elif is_pytest_benchmark(path):
             sorted_["benchmarks"].append(path)
+        elif is_speed_limits(path):
+            sorted_["limits"].append(path)
         else:
             raise ValueError(
                 f"report input {str(path)!r} is none of: a verification run (harness verify "
                 "--out), an experiment directory (experiment.json), an asv results folder "
-                "(<machine>/machine.json inside), a pytest-benchmark JSON file"
+                "(<machine>/machine.json inside), a pytest-benchmark JSON file, a speed-limits "
+                "JSON file (harness speed --limits --json)"
             )
     return ReportInputs(**{k: tuple(v) for k, v in sorted_.items()})
 
@@ -269,6 +281,10 @@ def missing_inputs(
         lacking = [n for n in names if n not in speed["timed"]]
         if lacking:
             lines.append(f"Algorithms without a reference-vs-Numba timing: {', '.join(lacking)}.")
+    if not inputs.limits:
+        lines.append(
+            "No speed-limits JSON: the ratios against their limits are not shown (`make bench`)."
+        )
     if not inputs.asv:
         lines.append("No asv results folder: section 5 is empty (`make bench` or `asv run`).")
     return lines
@@ -366,6 +382,7 @@ def build_context(paths: list[Path]) -> dict[str, Any]:
     summaries = [load_run(r) for r in inputs.runs]
     asv = load_asv(list(inputs.asv)) if inputs.asv else None
     bench = [load_pytest_benchmark(p) for p in inputs.benchmarks]
+    limits = [load_speed_limits(p) for p in inputs.limits]
     verification = [verification_section(s) for s in summaries]
     families: dict[str, list[dict[str, Any]]] = {}
     for path in inputs.experiments:
@@ -377,6 +394,7 @@ def build_context(paths: list[Path]) -> dict[str, Any]:
         "verification": verification,
         "families": sorted(families.items()),
         "speed": speed,
+        "limits": limits_section(limits),
         "timings": asv_section(asv),
         "provenance": provenance_rows(verification, inputs, asv, bench),
         "missing": missing_inputs(inputs, verification, speed),
