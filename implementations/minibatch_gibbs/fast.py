@@ -12,7 +12,10 @@ import math
 from typing import Any
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from harness.spec import Chain
 from harness.targets.factor_graph import FactorGraphTarget
@@ -84,34 +87,108 @@ def _gibbs_kernel(indptr, factors, pos, other, tables, D, x, n_steps, rng, thin,
             values[t // thin] = x
 
 
+@intrinsic
+def _prefetch(typingctx, arr, idx):
+    """Start loading the cache line of ``arr[idx]`` (1-D) without waiting for it (llvm.prefetch:
+    read, keep in all levels). No effect on values; lets independent memory reads overlap."""
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
+        ptr = builder.bitcast(builder.gep(ary.data, [args[1]]), i8p)
+        builder.call(fn, [ptr, i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(arr, idx), codegen
+
+
 @njit(cache=True)
-def _poisson_gibbs_kernel(
-    indptr, factors, pos, other, tables, M, m_sum, a_prob, a_idx, L, lam, D, x, n_steps, rng,
-    thin, values, stats,
+def _prefetch_record(rec, W, j):
+    r = j * W
+    for q in range(0, W, 8):  # 8 doubles = one 64-byte line
+        _prefetch(rec, r + q)
+    _prefetch(rec, r + W - 1)
+
+
+@njit(cache=True)
+def _scratch(cap):
+    """Room for cap proposals: slots, alias-test and thinning-test uniforms."""
+    return np.empty(cap, dtype=np.int64), np.empty(cap), np.empty(cap)
+
+
+@njit(cache=True)
+def _poisson_counts(
+    rec, W, D, c, start, K, B, xi, x, rng, slots, u_alias, u_test, counts, distinct
 ):  # fmt: skip
+    """Statement 1 on A[i] given B (003, Alg. 2 / Statement 1), on ``target.slot_records``:
+    the reference's draws, tests and sums. Fills counts/distinct, returns (|S|, sum s).
+
+    Each proposal's three uniforms are drawn whatever its tests decide, so all B proposals are
+    drawn first, in the reference's order, and each record is prefetched as soon as its slot is
+    known: the B random reads into the graph (far larger than the caches at degree 1000) then
+    overlap instead of waiting one after another. Then the alias tests (prefetching the records
+    of taken aliases), then the thinning tests at the current x, in proposal order.
+    """
+    for b in range(B):
+        j = start + min(int(rng.random() * K), K - 1)
+        _prefetch_record(rec, W, j)
+        slots[b] = j
+        u_alias[b] = rng.random()
+        u_test[b] = rng.random()
+    for b in range(B):
+        r = slots[b] * W
+        if u_alias[b] >= rec[r]:
+            slots[b] = start + int(rec[r + 1])
+            _prefetch_record(rec, W, slots[b])
+    nd = 0
+    kept = 0
+    for b in range(B):
+        r = slots[b] * W
+        m = rec[r + 2]
+        base = c * m
+        if u_test[b] * (base + m) < base + rec[r + 4 + x[int(rec[r + 3])] * D + xi]:
+            k = slots[b] - start
+            if counts[k] == 0:
+                distinct[nd] = k
+                nd += 1
+            counts[k] += 1
+            kept += 1
+    return nd, kept
+
+
+@njit(cache=True)
+def _poisson_gibbs_kernel(indptr, rec, m_sum, L, lam, D, x, n_steps, rng, thin, values, stats):
     n = x.size
+    W = 4 + D * D
     U = np.empty(D)
     width = _max_degree(indptr)
     counts = np.zeros(width, dtype=np.int64)
     distinct = np.empty(width, dtype=np.int64)
+    slots, u_alias, u_test = _scratch(64)
     c = lam / L
     for t in range(n_steps):
         i = rng.integers(0, n)
         start = indptr[i]
         K = indptr[i + 1] - start
         B = _poisson_count(rng, (c + 1.0) * m_sum[i])
+        if B > slots.size:
+            slots, u_alias, u_test = _scratch(2 * B)
         nd, kept = _poisson_counts(
-            factors, pos, other, tables, M, a_prob, a_idx, c, start, K, B, i, x, rng, counts,
-            distinct,
-        )  # fmt: skip
-        for v in range(D):
-            acc = 0.0
-            for j in range(nd):
-                k = distinct[j]
-                m = M[factors[start + k]]
-                ph = _phi_at(factors, pos, other, tables, start + k, x, v)
-                acc += float(counts[k]) * math.log1p(L * ph / (lam * m))
-            U[v] = acc
+            rec, W, D, c, start, K, B, x[i], x, rng, slots, u_alias, u_test, counts, distinct
+        )
+        # Each U[v] sums over S in the reference's order; S outer reads each record once.
+        U[:] = 0.0
+        for j in range(nd):
+            k = distinct[j]
+            r = (start + k) * W
+            m = rec[r + 2]
+            s = float(counts[k])
+            row = r + 4 + x[int(rec[r + 3])] * D
+            for v in range(D):
+                U[v] += s * math.log1p(L * rec[row + v] / (lam * m))
         x[i] = _sample_softmax(U, rng.random())
         for j in range(nd):
             counts[distinct[j]] = 0
@@ -157,37 +234,13 @@ def poisson_gibbs(
     values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     stats = np.empty((3, n_steps), dtype=np.int64)
     _poisson_gibbs_kernel(
-        *_graph(target), target.M, target.m_sum, target.alias_prob, target.alias_idx,
-        target.L, lam, target.D, x, n_steps, rng, thin, values, stats,
+        target.adj_indptr, target.slot_records, target.m_sum, target.L, lam, target.D, x,
+        n_steps, rng, thin, values, stats,
     )  # fmt: skip
     return pack_poisson_gibbs(target, values, stats)
 
 
 # --- Poisson-MH and the De Sa et al. 2018 baselines; draw order as in reference.py ---
-
-
-@njit(cache=True)
-def _poisson_counts(
-    factors, pos, other, tables, M, a_prob, a_idx, c, start, K, B, i, x, rng, counts, distinct
-):  # fmt: skip
-    """Statement 1 on A[i] given B: fills counts/distinct, returns (|S|, sum s)."""
-    nd = 0
-    kept = 0
-    for _ in range(B):
-        k = min(int(rng.random() * K), K - 1)
-        if rng.random() >= a_prob[start + k]:
-            k = a_idx[start + k]
-        m = M[factors[start + k]]
-        base = c * m
-        if rng.random() * (base + m) < base + _phi_at(
-            factors, pos, other, tables, start + k, x, x[i]
-        ):
-            if counts[k] == 0:
-                distinct[nd] = k
-                nd += 1
-            counts[k] += 1
-            kept += 1
-    return nd, kept
 
 
 @njit(cache=True)
@@ -215,14 +268,13 @@ def _max_degree(indptr):
 
 
 @njit(cache=True)
-def _poisson_mh_kernel(
-    indptr, factors, pos, other, tables, M, m_sum, a_prob, a_idx, L, lam, D, x, n_steps, rng,
-    thin, values, stats,
-):  # fmt: skip
+def _poisson_mh_kernel(indptr, rec, m_sum, L, lam, D, x, n_steps, rng, thin, values, stats):
     n = x.size
+    W = 4 + D * D
     width = _max_degree(indptr)
     counts = np.zeros(width, dtype=np.int64)
     distinct = np.empty(width, dtype=np.int64)
+    slots, u_alias, u_test = _scratch(64)
     c = lam / L
     for t in range(n_steps):
         i = rng.integers(0, n)
@@ -233,22 +285,21 @@ def _poisson_mh_kernel(
         start = indptr[i]
         K = indptr[i + 1] - start
         B = _poisson_count(rng, (c + 1.0) * m_sum[i])
+        if B > slots.size:
+            slots, u_alias, u_test = _scratch(2 * B)
         nd, kept = _poisson_counts(
-            factors, pos, other, tables, M, a_prob, a_idx, c, start, K, B, i, x, rng, counts,
-            distinct,
-        )  # fmt: skip
+            rec, W, D, c, start, K, B, cur, x, rng, slots, u_alias, u_test, counts, distinct
+        )
         u_new = 0.0
         u_cur = 0.0
         for j in range(nd):
             k = distinct[j]
-            m = M[factors[start + k]]
+            r = (start + k) * W
+            m = rec[r + 2]
             s = float(counts[k])
-            u_new += s * math.log1p(
-                L * _phi_at(factors, pos, other, tables, start + k, x, v) / (lam * m)
-            )
-            u_cur += s * math.log1p(
-                L * _phi_at(factors, pos, other, tables, start + k, x, cur) / (lam * m)
-            )
+            row = r + 4 + x[int(rec[r + 3])] * D
+            u_new += s * math.log1p(L * rec[row + v] / (lam * m))
+            u_cur += s * math.log1p(L * rec[row + cur] / (lam * m))
         accepted = rng.random() < math.exp(min(0.0, u_new - u_cur))
         if accepted:
             x[i] = v
@@ -418,7 +469,10 @@ def poisson_mh(
     x = initial_state(target, x0)
     values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     stats = np.empty((4, n_steps), dtype=np.int64)
-    _poisson_mh_kernel(*_local(target), lam, target.D, x, n_steps, rng, thin, values, stats)
+    _poisson_mh_kernel(
+        target.adj_indptr, target.slot_records, target.m_sum, target.L, lam, target.D, x,
+        n_steps, rng, thin, values, stats,
+    )  # fmt: skip
     return pack_poisson_mh(values, stats)
 
 
