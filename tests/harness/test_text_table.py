@@ -64,9 +64,14 @@ def test_speed_tables_keep_their_columns_and_number_formats():
                 "s_per_step": 2.2e-6,
                 "factors_per_step": 5.5,
                 "time_vs_smallest_degree": 1.834,
+                "limit": 1.5,
             }
-        ]
+        ],
+        "limit": 1.5,
     }
     lines = format_degree_scaling(scaling).splitlines()
-    assert lines[0].endswith("factors/step  time vs smallest")
-    assert lines[2].split() == ["poisson-gibbs", "1000", "2.00", "120.3", "2.20", "5.5", "1.83"]
+    assert lines[0].endswith("factors/step  time vs smallest  limit")
+    assert lines[2].split() == [
+        "poisson-gibbs", "1000", "2.00", "120.3", "2.20", "5.5", "1.83", "1.5"
+    ]  # fmt: skip
+    assert lines[3].startswith("poisson-gibbs at degree 1000 / smallest degree: 1.83 (OVER")
