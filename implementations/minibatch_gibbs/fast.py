@@ -105,12 +105,22 @@ def _prefetch(typingctx, arr, idx):
     return types.void(arr, idx), codegen
 
 
+#: Records of at most this many doubles (3 cache lines: D <= 4) are prefetched whole.
+_WHOLE = 24
+
+
 @njit(cache=True)
 def _prefetch_record(rec, W, j):
+    """Slot j's record: whole when small (one wave of reads per proposal), else only its header
+    (a step needs 2 of a large record's lines; the table row follows once x(other) is read)."""
     r = j * W
-    for q in range(0, W, 8):  # 8 doubles = one 64-byte line
-        _prefetch(rec, r + q)
-    _prefetch(rec, r + W - 1)
+    if W <= _WHOLE:
+        for q in range(0, W, 8):  # 8 doubles = one 64-byte line
+            _prefetch(rec, r + q)
+        _prefetch(rec, r + W - 1)
+    else:
+        _prefetch(rec, r)
+        _prefetch(rec, r + 3)
 
 
 @njit(cache=True)
@@ -120,7 +130,7 @@ def _scratch(cap):
 
 
 @njit(cache=True)
-def _poisson_counts(
+def _record_counts(
     rec, W, D, c, start, K, B, xi, x, rng, slots, u_alias, u_test, counts, distinct
 ):  # fmt: skip
     """Statement 1 on A[i] given B (003, Alg. 2 / Statement 1), on ``target.slot_records``:
@@ -130,7 +140,8 @@ def _poisson_counts(
     drawn first, in the reference's order, and each record is prefetched as soon as its slot is
     known: the B random reads into the graph (far larger than the caches at degree 1000) then
     overlap instead of waiting one after another. Then the alias tests (prefetching the records
-    of taken aliases), then the thinning tests at the current x, in proposal order.
+    of taken aliases, and the table rows of large records), then the thinning tests at the
+    current x, in proposal order.
     """
     for b in range(B):
         j = start + min(int(rng.random() * K), K - 1)
@@ -143,6 +154,11 @@ def _poisson_counts(
         if u_alias[b] >= rec[r]:
             slots[b] = start + int(rec[r + 1])
             _prefetch_record(rec, W, slots[b])
+            r = slots[b] * W
+        if W > _WHOLE:  # a large record's table row T[x(other)], now that other is read
+            row = r + 4 + x[int(rec[r + 3])] * D
+            _prefetch(rec, row)
+            _prefetch(rec, row + D - 1)
     nd = 0
     kept = 0
     for b in range(B):
@@ -176,7 +192,7 @@ def _poisson_gibbs_kernel(indptr, rec, m_sum, L, lam, D, x, n_steps, rng, thin, 
         B = _poisson_count(rng, (c + 1.0) * m_sum[i])
         if B > slots.size:
             slots, u_alias, u_test = _scratch(2 * B)
-        nd, kept = _poisson_counts(
+        nd, kept = _record_counts(
             rec, W, D, c, start, K, B, x[i], x, rng, slots, u_alias, u_test, counts, distinct
         )
         # Each U[v] sums over S in the reference's order; S outer reads each record once.
@@ -244,6 +260,30 @@ def poisson_gibbs(
 
 
 @njit(cache=True)
+def _poisson_counts(
+    factors, pos, other, tables, M, a_prob, a_idx, c, start, K, B, i, x, rng, counts, distinct
+):  # fmt: skip
+    """Statement 1 on A[i] given B: fills counts/distinct, returns (|S|, sum s)."""
+    nd = 0
+    kept = 0
+    for _ in range(B):
+        k = min(int(rng.random() * K), K - 1)
+        if rng.random() >= a_prob[start + k]:
+            k = a_idx[start + k]
+        m = M[factors[start + k]]
+        base = c * m
+        if rng.random() * (base + m) < base + _phi_at(
+            factors, pos, other, tables, start + k, x, x[i]
+        ):
+            if counts[k] == 0:
+                distinct[nd] = k
+                nd += 1
+            counts[k] += 1
+            kept += 1
+    return nd, kept
+
+
+@njit(cache=True)
 def _global_estimate(scopes, tables, M, g_prob, g_idx, psi, lam, x, i, u, rng):
     F = M.size
     B = _poisson_count(rng, lam)
@@ -268,13 +308,14 @@ def _max_degree(indptr):
 
 
 @njit(cache=True)
-def _poisson_mh_kernel(indptr, rec, m_sum, L, lam, D, x, n_steps, rng, thin, values, stats):
+def _poisson_mh_kernel(
+    indptr, factors, pos, other, tables, M, m_sum, a_prob, a_idx, L, lam, D, x, n_steps, rng,
+    thin, values, stats,
+):  # fmt: skip
     n = x.size
-    W = 4 + D * D
     width = _max_degree(indptr)
     counts = np.zeros(width, dtype=np.int64)
     distinct = np.empty(width, dtype=np.int64)
-    slots, u_alias, u_test = _scratch(64)
     c = lam / L
     for t in range(n_steps):
         i = rng.integers(0, n)
@@ -285,21 +326,22 @@ def _poisson_mh_kernel(indptr, rec, m_sum, L, lam, D, x, n_steps, rng, thin, val
         start = indptr[i]
         K = indptr[i + 1] - start
         B = _poisson_count(rng, (c + 1.0) * m_sum[i])
-        if B > slots.size:
-            slots, u_alias, u_test = _scratch(2 * B)
         nd, kept = _poisson_counts(
-            rec, W, D, c, start, K, B, cur, x, rng, slots, u_alias, u_test, counts, distinct
-        )
+            factors, pos, other, tables, M, a_prob, a_idx, c, start, K, B, i, x, rng, counts,
+            distinct,
+        )  # fmt: skip
         u_new = 0.0
         u_cur = 0.0
         for j in range(nd):
             k = distinct[j]
-            r = (start + k) * W
-            m = rec[r + 2]
+            m = M[factors[start + k]]
             s = float(counts[k])
-            row = r + 4 + x[int(rec[r + 3])] * D
-            u_new += s * math.log1p(L * rec[row + v] / (lam * m))
-            u_cur += s * math.log1p(L * rec[row + cur] / (lam * m))
+            u_new += s * math.log1p(
+                L * _phi_at(factors, pos, other, tables, start + k, x, v) / (lam * m)
+            )
+            u_cur += s * math.log1p(
+                L * _phi_at(factors, pos, other, tables, start + k, x, cur) / (lam * m)
+            )
         accepted = rng.random() < math.exp(min(0.0, u_new - u_cur))
         if accepted:
             x[i] = v
@@ -469,10 +511,7 @@ def poisson_mh(
     x = initial_state(target, x0)
     values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     stats = np.empty((4, n_steps), dtype=np.int64)
-    _poisson_mh_kernel(
-        target.adj_indptr, target.slot_records, target.m_sum, target.L, lam, target.D, x,
-        n_steps, rng, thin, values, stats,
-    )  # fmt: skip
+    _poisson_mh_kernel(*_local(target), lam, target.D, x, n_steps, rng, thin, values, stats)
     return pack_poisson_mh(values, stats)
 
 
