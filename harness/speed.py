@@ -221,10 +221,11 @@ def format_degree_scaling(result: dict[str, Any]) -> str:
     poisson = [r for r in result["rows"] if r["algorithm"] == "poisson-gibbs"]
     if "limit" not in result or not poisson:
         return text
-    worst = max(poisson, key=lambda r: r["time_vs_smallest_degree"])
+    # The worst of the larger degrees (the smallest is the 1.00 they are measured against).
+    worst = max(poisson[1:] or poisson, key=lambda r: r["time_vs_smallest_degree"])
     verdict = "within" if worst["time_vs_smallest_degree"] <= result["limit"] else "OVER"
     return (
-        text + f"\npoisson-gibbs at degree {worst['degree']} / smallest degree: "
+        text + f"\npoisson-gibbs at degree {worst['degree']} / degree {poisson[0]['degree']}: "
         f"{worst['time_vs_smallest_degree']:.2f} ({verdict} the limit {result['limit']:g} of "
         "003 Statement 1's O(lam + L); gibbs is O(degree) by design)"
     )
