@@ -124,44 +124,42 @@ def _prefetch_record(rec, W, j):
 
 
 @njit(cache=True)
-def _scratch(cap):
-    """Room for cap proposals: slots, alias-test and thinning-test uniforms."""
-    return np.empty(cap, dtype=np.int64), np.empty(cap), np.empty(cap)
-
-
-@njit(cache=True)
-def _record_counts(
-    rec, W, D, c, start, K, B, xi, x, rng, slots, u_alias, u_test, counts, distinct
-):  # fmt: skip
-    """Statement 1 on A[i] given B (003, Alg. 2 / Statement 1), on ``target.slot_records``:
-    the reference's draws, tests and sums. Fills counts/distinct, returns (|S|, sum s).
-
-    Each proposal's three uniforms are drawn whatever its tests decide, so all B proposals are
-    drawn first, in the reference's order, and each record is prefetched as soon as its slot is
-    known: the B random reads into the graph (far larger than the caches at degree 1000) then
-    overlap instead of waiting one after another. Then the alias tests (prefetching the records
-    of taken aliases, and the table rows of large records), then the thinning tests at the
-    current x, in proposal order.
-    """
-    for b in range(B):
+def _draw_proposals(rec, W, start, K, B, rng, slots, u_alias, u_test, o):
+    """Statement 1's three uniforms for each of the B proposals on A[i], in the reference's order
+    (slot, alias test, thinning test), into slots/u_alias/u_test[o:o + B]; each slot's record is
+    prefetched as soon as the slot is known."""
+    for b in range(o, o + B):
         j = start + min(int(rng.random() * K), K - 1)
         _prefetch_record(rec, W, j)
         slots[b] = j
         u_alias[b] = rng.random()
         u_test[b] = rng.random()
-    for b in range(B):
+
+
+@njit(cache=True)
+def _aim_proposals(rec, W, D, start, B, x, slots, u_alias, o):
+    """The alias tests of drawn proposals, prefetching the records of taken aliases and, for a
+    large record, the table row T[x(other)] at the current x (a hint: if x(other) changes
+    before the test, the test reads another row, at the cost of a miss)."""
+    for b in range(o, o + B):
         r = slots[b] * W
         if u_alias[b] >= rec[r]:
             slots[b] = start + int(rec[r + 1])
             _prefetch_record(rec, W, slots[b])
             r = slots[b] * W
-        if W > _WHOLE:  # a large record's table row T[x(other)], now that other is read
+        if W > _WHOLE:
             row = r + 4 + x[int(rec[r + 3])] * D
             _prefetch(rec, row)
             _prefetch(rec, row + D - 1)
+
+
+@njit(cache=True)
+def _thin_proposals(rec, W, D, c, start, B, xi, x, slots, u_test, o, counts, distinct):
+    """The thinning tests of aimed proposals at the current x, in proposal order (003, Alg. 2 /
+    Statement 1). Fills counts/distinct, returns (|S|, sum s)."""
     nd = 0
     kept = 0
-    for b in range(B):
+    for b in range(o, o + B):
         r = slots[b] * W
         m = rec[r + 2]
         base = c * m
@@ -176,24 +174,63 @@ def _record_counts(
 
 
 @njit(cache=True)
+def _grown(a, cap, new_cap):
+    """A scratch array of three parts of cap entries, each part widened to new_cap."""
+    b = np.empty(3 * new_cap, dtype=a.dtype)
+    for q in range(3):
+        b[q * new_cap : q * new_cap + cap] = a[q * cap : (q + 1) * cap]
+    return b
+
+
+@njit(cache=True)
 def _poisson_gibbs_kernel(indptr, rec, m_sum, L, lam, D, x, n_steps, rng, thin, values, stats):
+    """003, Alg. 2 with Statement 1's counts, on ``target.slot_records``, pipelined over steps.
+
+    No draw depends on x (i; B from m_sum[i]; per proposal the slot, alias and thinning
+    uniforms; the conditional's uniform), so iteration t draws step t + 2, in the reference's
+    order (the stream is consumed step after step), runs the alias tests of step t + 1 and
+    then runs step t: its thinning tests and U_s(v) = sum_S s_phi log(1 + L phi / (lam M_phi))
+    at every v. The random reads of a step's records (one per proposal; the graph is far larger
+    than the caches at degree 1000) thus overlap each other and two steps of work.
+    """
     n = x.size
     W = 4 + D * D
     U = np.empty(D)
     width = _max_degree(indptr)
     counts = np.zeros(width, dtype=np.int64)
     distinct = np.empty(width, dtype=np.int64)
-    slots, u_alias, u_test = _scratch(64)
     c = lam / L
-    for t in range(n_steps):
-        i = rng.integers(0, n)
+    cap = 64
+    slots = np.empty(3 * cap, dtype=np.int64)  # [(t % 3) * cap, ...): step t's proposals
+    u_alias = np.empty(3 * cap)
+    u_test = np.empty(3 * cap)
+    i_of = np.zeros(3, dtype=np.int64)
+    B_of = np.zeros(3, dtype=np.int64)
+    u_of = np.zeros(3)
+    for t in range(-2, n_steps):
+        if t + 2 < n_steps:
+            p = (t + 2) % 3
+            i = rng.integers(0, n)
+            B = _poisson_count(rng, (c + 1.0) * m_sum[i])
+            if B > cap:
+                slots = _grown(slots, cap, 2 * B)
+                u_alias = _grown(u_alias, cap, 2 * B)
+                u_test = _grown(u_test, cap, 2 * B)
+                cap = 2 * B
+            start = indptr[i]
+            K = indptr[i + 1] - start
+            _draw_proposals(rec, W, start, K, B, rng, slots, u_alias, u_test, p * cap)
+            i_of[p], B_of[p], u_of[p] = i, B, rng.random()
+        if 0 <= t + 1 < n_steps:
+            p = (t + 1) % 3
+            _aim_proposals(rec, W, D, indptr[i_of[p]], B_of[p], x, slots, u_alias, p * cap)
+        if t < 0:
+            continue
+        p = t % 3
+        i, B = i_of[p], B_of[p]
         start = indptr[i]
-        K = indptr[i + 1] - start
-        B = _poisson_count(rng, (c + 1.0) * m_sum[i])
-        if B > slots.size:
-            slots, u_alias, u_test = _scratch(2 * B)
-        nd, kept = _record_counts(
-            rec, W, D, c, start, K, B, x[i], x, rng, slots, u_alias, u_test, counts, distinct
+        nd, kept = _thin_proposals(
+            rec, W, D, c, start, B, x[i], x, slots, u_test, p * cap, counts, distinct
         )
         # Each U[v] sums over S in the reference's order; S outer reads each record once.
         U[:] = 0.0
@@ -205,7 +242,7 @@ def _poisson_gibbs_kernel(indptr, rec, m_sum, L, lam, D, x, n_steps, rng, thin, 
             row = r + 4 + x[int(rec[r + 3])] * D
             for v in range(D):
                 U[v] += s * math.log1p(L * rec[row + v] / (lam * m))
-        x[i] = _sample_softmax(U, rng.random())
+        x[i] = _sample_softmax(U, u_of[p])
         for j in range(nd):
             counts[distinct[j]] = 0
         stats[0, t] = nd
