@@ -309,9 +309,9 @@ def _parser() -> argparse.ArgumentParser:
         "--degree-scaling",
         action="store_true",
         help="instead: Gibbs vs Poisson-Gibbs time per step on complete graphs of growing degree "
-        "at fixed L = 2 (003 Statement 1: Poisson-Gibbs costs O(lam + L), not O(degree)); the "
-        "'graph MB' column shows when the graph leaves the CPU caches, which slows every "
-        "random read",
+        "at fixed L = 2 (003 Statement 1: Poisson-Gibbs costs O(lam + L), not O(degree); its "
+        "time vs the smallest degree has the limit 1.5); the 'graph MB' column (what each "
+        "kernel reads at random) shows when the graph leaves the CPU caches",
     )
     spd.add_argument(
         "--degrees",

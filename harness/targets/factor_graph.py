@@ -169,6 +169,27 @@ class FactorGraphTarget:
             object.__setattr__(self, name, _readonly(arr))
         build_adjacency(self)
 
+    @cached_property
+    def slot_records(self) -> np.ndarray:
+        """One flat float64 record of width ``4 + D * D`` per adjacency slot j (A[i] in CSR order):
+        ``[alias_prob[j], alias_idx[j], M_phi, other variable, T]`` with T[u * D + v] = phi at
+        x(i) = v and x(other) = u. A Poisson-Gibbs proposal (003, Alg. 2 / Statement 1) then
+        reads one contiguous record, and the D values its minibatch energy needs lie side by
+        side. The two indices are stored as floats (exact below 2^53). Built on first use: about
+        (4 + D^2) * 8 bytes per slot, a copy of each factor table per endpoint."""
+        D = self.D
+        f, pos = self.adj_factors, self.adj_pos
+        tab = self.tables[f]  # tab[j, a-value, b-value]
+        first = pos == 0  # x(i) is the first argument: T[u, v] = tables[f, v, u]
+        tab[first] = tab[first].transpose(0, 2, 1)
+        rec = np.empty((f.size, 4 + D * D))
+        rec[:, 0] = self.alias_prob
+        rec[:, 1] = self.alias_idx
+        rec[:, 2] = self.M[f]
+        rec[:, 3] = self.adj_other
+        rec[:, 4:] = tab.reshape(f.size, D * D)
+        return _readonly(rec.reshape(-1))
+
     @property
     def n_factors(self) -> int:
         return int(self.scopes.shape[0])

@@ -12,7 +12,10 @@ import math
 from typing import Any
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from harness.spec import Chain
 from harness.targets.factor_graph import FactorGraphTarget
@@ -84,35 +87,162 @@ def _gibbs_kernel(indptr, factors, pos, other, tables, D, x, n_steps, rng, thin,
             values[t // thin] = x
 
 
+@intrinsic
+def _prefetch(typingctx, arr, idx):
+    """Start loading the cache line of ``arr[idx]`` (1-D) without waiting for it (llvm.prefetch:
+    read, keep in all levels). No effect on values; lets independent memory reads overlap."""
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
+        ptr = builder.bitcast(builder.gep(ary.data, [args[1]]), i8p)
+        builder.call(fn, [ptr, i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(arr, idx), codegen
+
+
+#: Records of at most this many doubles (3 cache lines: D <= 4) are prefetched whole.
+_WHOLE = 24
+
+
 @njit(cache=True)
-def _poisson_gibbs_kernel(
-    indptr, factors, pos, other, tables, M, m_sum, a_prob, a_idx, L, lam, D, x, n_steps, rng,
-    thin, values, stats,
-):  # fmt: skip
+def _prefetch_record(rec, W, j):
+    """Slot j's record: whole when small (one wave of reads per proposal), else only its header
+    (a step needs 2 of a large record's lines; the table row follows once x(other) is read)."""
+    r = j * W
+    if W <= _WHOLE:
+        for q in range(0, W, 8):  # 8 doubles = one 64-byte line
+            _prefetch(rec, r + q)
+        _prefetch(rec, r + W - 1)
+    else:
+        _prefetch(rec, r)
+        _prefetch(rec, r + 3)
+
+
+@njit(cache=True)
+def _draw_proposals(rec, W, start, K, B, rng, slots, u_alias, u_test, o):
+    """Statement 1's three uniforms for each of the B proposals on A[i], in the reference's order
+    (slot, alias test, thinning test), into slots/u_alias/u_test[o:o + B]; each slot's record is
+    prefetched as soon as the slot is known."""
+    for b in range(o, o + B):
+        j = start + min(int(rng.random() * K), K - 1)
+        _prefetch_record(rec, W, j)
+        slots[b] = j
+        u_alias[b] = rng.random()
+        u_test[b] = rng.random()
+
+
+@njit(cache=True)
+def _aim_proposals(rec, W, D, start, B, x, slots, u_alias, o):
+    """The alias tests of drawn proposals, prefetching the records of taken aliases and, for a
+    large record, the table row T[x(other)] at the current x (a hint: if x(other) changes
+    before the test, the test reads another row, at the cost of a miss)."""
+    for b in range(o, o + B):
+        r = slots[b] * W
+        if u_alias[b] >= rec[r]:
+            slots[b] = start + int(rec[r + 1])
+            _prefetch_record(rec, W, slots[b])
+            r = slots[b] * W
+        if W > _WHOLE:
+            row = r + 4 + x[int(rec[r + 3])] * D
+            _prefetch(rec, row)
+            _prefetch(rec, row + D - 1)
+
+
+@njit(cache=True)
+def _thin_proposals(rec, W, D, c, start, B, xi, x, slots, u_test, o, counts, distinct):
+    """The thinning tests of aimed proposals at the current x, in proposal order (003, Alg. 2 /
+    Statement 1). Fills counts/distinct, returns (|S|, sum s)."""
+    nd = 0
+    kept = 0
+    for b in range(o, o + B):
+        r = slots[b] * W
+        m = rec[r + 2]
+        base = c * m
+        if u_test[b] * (base + m) < base + rec[r + 4 + x[int(rec[r + 3])] * D + xi]:
+            k = slots[b] - start
+            if counts[k] == 0:
+                distinct[nd] = k
+                nd += 1
+            counts[k] += 1
+            kept += 1
+    return nd, kept
+
+
+@njit(cache=True)
+def _grown(a, cap, new_cap):
+    """A scratch array of three parts of cap entries, each part widened to new_cap."""
+    b = np.empty(3 * new_cap, dtype=a.dtype)
+    for q in range(3):
+        b[q * new_cap : q * new_cap + cap] = a[q * cap : (q + 1) * cap]
+    return b
+
+
+@njit(cache=True)
+def _poisson_gibbs_kernel(indptr, rec, m_sum, L, lam, D, x, n_steps, rng, thin, values, stats):
+    """003, Alg. 2 with Statement 1's counts, on ``target.slot_records``, pipelined over steps.
+
+    No draw depends on x (i; B from m_sum[i]; per proposal the slot, alias and thinning
+    uniforms; the conditional's uniform), so iteration t draws step t + 2, in the reference's
+    order (the stream is consumed step after step), runs the alias tests of step t + 1 and
+    then runs step t: its thinning tests and U_s(v) = sum_S s_phi log(1 + L phi / (lam M_phi))
+    at every v. The random reads of a step's records (one per proposal; the graph is far larger
+    than the caches at degree 1000) thus overlap each other and two steps of work.
+    """
     n = x.size
+    W = 4 + D * D
     U = np.empty(D)
     width = _max_degree(indptr)
     counts = np.zeros(width, dtype=np.int64)
     distinct = np.empty(width, dtype=np.int64)
     c = lam / L
-    for t in range(n_steps):
-        i = rng.integers(0, n)
+    cap = 64
+    slots = np.empty(3 * cap, dtype=np.int64)  # [(t % 3) * cap, ...): step t's proposals
+    u_alias = np.empty(3 * cap)
+    u_test = np.empty(3 * cap)
+    i_of = np.zeros(3, dtype=np.int64)
+    B_of = np.zeros(3, dtype=np.int64)
+    u_of = np.zeros(3)
+    for t in range(-2, n_steps):
+        if t + 2 < n_steps:
+            p = (t + 2) % 3
+            i = rng.integers(0, n)
+            B = _poisson_count(rng, (c + 1.0) * m_sum[i])
+            if B > cap:
+                slots = _grown(slots, cap, 2 * B)
+                u_alias = _grown(u_alias, cap, 2 * B)
+                u_test = _grown(u_test, cap, 2 * B)
+                cap = 2 * B
+            start = indptr[i]
+            K = indptr[i + 1] - start
+            _draw_proposals(rec, W, start, K, B, rng, slots, u_alias, u_test, p * cap)
+            i_of[p], B_of[p], u_of[p] = i, B, rng.random()
+        if 0 <= t + 1 < n_steps:
+            p = (t + 1) % 3
+            _aim_proposals(rec, W, D, indptr[i_of[p]], B_of[p], x, slots, u_alias, p * cap)
+        if t < 0:
+            continue
+        p = t % 3
+        i, B = i_of[p], B_of[p]
         start = indptr[i]
-        K = indptr[i + 1] - start
-        B = _poisson_count(rng, (c + 1.0) * m_sum[i])
-        nd, kept = _poisson_counts(
-            factors, pos, other, tables, M, a_prob, a_idx, c, start, K, B, i, x, rng, counts,
-            distinct,
-        )  # fmt: skip
-        for v in range(D):
-            acc = 0.0
-            for j in range(nd):
-                k = distinct[j]
-                m = M[factors[start + k]]
-                ph = _phi_at(factors, pos, other, tables, start + k, x, v)
-                acc += float(counts[k]) * math.log1p(L * ph / (lam * m))
-            U[v] = acc
-        x[i] = _sample_softmax(U, rng.random())
+        nd, kept = _thin_proposals(
+            rec, W, D, c, start, B, x[i], x, slots, u_test, p * cap, counts, distinct
+        )
+        # Each U[v] sums over S in the reference's order; S outer reads each record once.
+        U[:] = 0.0
+        for j in range(nd):
+            k = distinct[j]
+            r = (start + k) * W
+            m = rec[r + 2]
+            s = float(counts[k])
+            row = r + 4 + x[int(rec[r + 3])] * D
+            for v in range(D):
+                U[v] += s * math.log1p(L * rec[row + v] / (lam * m))
+        x[i] = _sample_softmax(U, u_of[p])
         for j in range(nd):
             counts[distinct[j]] = 0
         stats[0, t] = nd
@@ -157,8 +287,8 @@ def poisson_gibbs(
     values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     stats = np.empty((3, n_steps), dtype=np.int64)
     _poisson_gibbs_kernel(
-        *_graph(target), target.M, target.m_sum, target.alias_prob, target.alias_idx,
-        target.L, lam, target.D, x, n_steps, rng, thin, values, stats,
+        target.adj_indptr, target.slot_records, target.m_sum, target.L, lam, target.D, x,
+        n_steps, rng, thin, values, stats,
     )  # fmt: skip
     return pack_poisson_gibbs(target, values, stats)
 

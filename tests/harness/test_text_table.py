@@ -54,19 +54,23 @@ def test_speed_tables_keep_their_columns_and_number_formats():
     assert set(rule) == {"-", " "}
     assert row.split("  ")[0] == "gumbel-max" and row.endswith("49.4  [40.1, 55.2]")
     assert row.split()[1:5] == ["10", "100000", "1.234e-03", "2.500e-05"]
-    scaling = {
-        "rows": [
-            {
-                "algorithm": "poisson-gibbs",
-                "degree": 1000,
-                "L": 2.0,
-                "graph_mb": 120.34,
-                "s_per_step": 2.2e-6,
-                "factors_per_step": 5.5,
-                "time_vs_smallest_degree": 1.834,
-            }
-        ]
+    step = {
+        "algorithm": "poisson-gibbs",
+        "degree": 1000,
+        "L": 2.0,
+        "graph_mb": 120.34,
+        "s_per_step": 2.2e-6,
+        "factors_per_step": 5.5,
+        "time_vs_smallest_degree": 1.834,
+        "limit": 1.5,
     }
+    scaling = {"rows": [step], "limit": 1.5}
     lines = format_degree_scaling(scaling).splitlines()
-    assert lines[0].endswith("factors/step  time vs smallest")
-    assert lines[2].split() == ["poisson-gibbs", "1000", "2.00", "120.3", "2.20", "5.5", "1.83"]
+    assert lines[0].endswith("factors/step  time vs smallest  limit")
+    assert lines[2].split() == [
+        "poisson-gibbs", "1000", "2.00", "120.3", "2.20", "5.5", "1.83", "1.5"
+    ]  # fmt: skip
+    assert lines[3].startswith("poisson-gibbs at degree 1000 / degree 1000: 1.83 (OVER")
+    two = {"rows": [dict(step, degree=20, time_vs_smallest_degree=1.0), step], "limit": 1.5}
+    last = format_degree_scaling(two).splitlines()[-1]
+    assert last.startswith("poisson-gibbs at degree 1000 / degree 20: 1.83 (OVER")
