@@ -33,8 +33,6 @@ from harness.figures import inline_svg
 from harness.text_table import text_table
 
 KEY = "speed_limits"
-#: 003 Statement 1: a Poisson-Gibbs step costs O(lam + L) whatever the degree.
-DEGREE_LIMIT = 1.5
 DEGREES = (20, 1000)
 
 
@@ -101,7 +99,7 @@ def measure_limits(repeat: int = 5, progress=print) -> dict[str, Any]:
             f"degree {pg[-1]['degree']} ({pg[-1]['graph_mb']:.0f} MB) / degree {pg[0]['degree']}"
             f", L = {pg[0]['L']:g}",
             pg[-1]["s_per_step"] / pg[0]["s_per_step"],
-            DEGREE_LIMIT,
+            speed.DEGREE_LIMIT,
             True,
             "harness speed --degree-scaling --degrees 20 1000",
         )
