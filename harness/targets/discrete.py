@@ -54,8 +54,22 @@ def _pmf(log_unnormalised: np.ndarray, log_normaliser: float) -> np.ndarray:
     return p
 
 
+class ExactPmf:
+    """The normaliser and pmf of a discrete target from its ``log_unnormalised`` (exact row sums),
+    computed once."""
+
+    @cached_property
+    def log_normaliser(self) -> float:
+        """log Z = log sum_i p~(i)."""
+        return float(logsumexp(self.log_unnormalised))
+
+    @cached_property
+    def pmf(self) -> np.ndarray:
+        return _pmf(self.log_unnormalised, self.log_normaliser)
+
+
 @dataclass(frozen=True, eq=False)
-class DiscreteFactorTarget:
+class DiscreteFactorTarget(ExactPmf):
     """p(i) ∝ exp(log_f0[i] + sum_n log_factors[i, n]), i in {0, ..., D-1} (000, Eq. 1).
 
     Ground truth: :attr:`log_unnormalised` sums each row with ``math.fsum`` (correctly rounded),
@@ -106,11 +120,6 @@ class DiscreteFactorTarget:
         return _exact_log_unnormalised(self.log_factors, self.log_f0)
 
     @cached_property
-    def log_normaliser(self) -> float:
-        """log Z = log sum_i p~(i)."""
-        return float(logsumexp(self.log_unnormalised))
-
-    @cached_property
     def reward_range(self) -> np.ndarray:
         """C_i = max_{n,n'} l[i, n] - l[i, n'] (000, Sec. 3.1): the per-arm reward range.
 
@@ -119,10 +128,6 @@ class DiscreteFactorTarget:
         out = self.log_factors.max(axis=1) - self.log_factors.min(axis=1)
         out.setflags(write=False)
         return out
-
-    @cached_property
-    def pmf(self) -> np.ndarray:
-        return _pmf(self.log_unnormalised, self.log_normaliser)
 
 
 def default_pmf(D: int, spread: float = 4.5) -> np.ndarray:
@@ -184,7 +189,7 @@ def synthetic_rewards(
 
 
 @dataclass(frozen=True, eq=False)
-class RaggedFactorTarget:
+class RaggedFactorTarget(ExactPmf):
     """000, Eq. 1 with a population size per state: p(i) ∝ f_0(i) prod_{n < N_i} f_n(i).
 
     As in the coreference experiment (000, Sec. 5.3), where candidate cluster y has N_y = |C_y|
@@ -230,14 +235,6 @@ class RaggedFactorTarget:
     @cached_property
     def log_unnormalised(self) -> np.ndarray:
         return _exact_log_unnormalised(self.rows, self.log_f0)
-
-    @cached_property
-    def log_normaliser(self) -> float:
-        return float(logsumexp(self.log_unnormalised))
-
-    @cached_property
-    def pmf(self) -> np.ndarray:
-        return _pmf(self.log_unnormalised, self.log_normaliser)
 
     @cached_property
     def reward_range(self) -> np.ndarray:

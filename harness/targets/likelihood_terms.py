@@ -26,9 +26,8 @@ from typing import ClassVar
 
 import numpy as np
 from numba.extending import register_jitable
-from scipy.special import logsumexp
 
-from harness.targets.discrete import _exact_log_unnormalised, _finite_matrix, _pmf
+from harness.targets.discrete import ExactPmf, _exact_log_unnormalised, _finite_matrix
 from harness.targets.glm_kernels import _log_sigmoid
 
 KIND = "discrete-likelihood"
@@ -55,7 +54,7 @@ def log_term(model, X, y, theta, nu, scale, i, n) -> float:
 
 
 @dataclass(frozen=True, eq=False)
-class LikelihoodTarget:
+class LikelihoodTarget(ExactPmf):
     """p(i) ∝ f_0(i) prod_n p(y_n | x_n, theta_i), i in {0, ..., D-1} (000, Eq. 1).
 
     ``X`` (N, P) and ``y`` (N,) are the data, ``theta`` (D, P) the candidate parameters,
@@ -152,14 +151,6 @@ class LikelihoodTarget:
     def log_unnormalised(self) -> np.ndarray:
         """log p~(i) = log f_0(i) + sum_n log f_n(i), each row of terms summed exactly (fsum)."""
         return _exact_log_unnormalised(self._all_terms, self.log_f0)
-
-    @cached_property
-    def log_normaliser(self) -> float:
-        return float(logsumexp(self.log_unnormalised))
-
-    @cached_property
-    def pmf(self) -> np.ndarray:
-        return _pmf(self.log_unnormalised, self.log_normaliser)
 
     @cached_property
     def reward_range(self) -> np.ndarray:
