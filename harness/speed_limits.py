@@ -205,7 +205,7 @@ def limits_section(files: list[dict[str, Any]]) -> dict[str, Any]:
         where = f"machine {f.get('machine', '?')}, commit {f.get('commit') or '?'}"
         tables.append(
             table(
-                f"Speed against its limits ({where})",
+                f"Measured on {where}",
                 ["measure", "setting", "value", "limit", "within", "measured by"],
                 body,
                 caption="Each value is a ratio of two times measured side by side in one "
