@@ -20,10 +20,12 @@ def test_report_inlines_svg_loads_nothing_and_escapes_plugin_names(tmp_path):
         textwrap.dedent(
             f"""
             import harness
+            from harness.spec import Check
             from implementations.gumbel import reference
             harness.register(harness.AlgorithmSpec(
                 {EVIL!r}, "x", "p", "exact", ("discrete",),
-                {{"reference": reference.gumbel_max}}))
+                {{"reference": reference.gumbel_max}},
+                checks=(Check(problems=("synthetic-normal-D10-N200",)),)))
             """
         )
     )
