@@ -35,16 +35,14 @@ run: $(STAMP)
 	if [ $$rc -eq 0 ] && [ $$erc -ne 0 ]; then exit $$erc; fi; \
 	exit $$rc
 
-# pytest exits 5 when it collects nothing; that must not count as a pass. Tests run on every
-# core (pytest-xdist): most are single-threaded, so two workers halve the wall time on two cores.
-PYTEST_WORKERS ?= auto
+# pytest exits 5 when it collects nothing; that must not count as a pass.
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -m "not slow" -q -n $(PYTEST_WORKERS); rc=$$?; \
+	$(BIN)/python -m pytest -m "not slow" -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
 test-full: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS); rc=$$?; \
+	$(BIN)/python -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
 # `make bench`: the speed ratios, the pytest-benchmark pair per algorithm (JSON for the report),
