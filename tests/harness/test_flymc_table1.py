@@ -45,6 +45,8 @@ def _small() -> Table1Config:
     )
 
 
+# Slow set (about 15-30 s on 2 cores): keeps the default suite under its 10 minutes.
+@pytest.mark.slow
 def test_rows_record_queries_and_ess_resume_and_report(tmp_path):
     config = _small()
     first = _run(tmp_path / "out", config)

@@ -46,6 +46,8 @@ def _run(out: Path, config: PMConfig):
     )
 
 
+# Slow set (about 15-30 s on 2 cores): keeps the default suite under its 10 minutes.
+@pytest.mark.slow
 def test_every_part_records_resumes_and_reports(tmp_path):
     out = tmp_path / "out"
     first = _run(out, _small())

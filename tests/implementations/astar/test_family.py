@@ -17,6 +17,8 @@ def _verify(tmp_path: Path, algorithms, impls, plugins=()):
     return verify(config, tmp_path / "run", workers=1, progress=False, scheduler="inprocess")
 
 
+# Slow set (about 15-30 s on 2 cores): keeps the default suite under its 10 minutes.
+@pytest.mark.slow
 def test_the_astar_family_verifies_with_numba(tmp_path):
     summary = _verify(tmp_path, ("astar", "astar-drill-down", "os-star", "rejection"), ("numba",))
     assert summary["passed"]

@@ -182,6 +182,8 @@ def test_a_start_of_the_wrong_size_is_named(small_glm):
         sample(spec, "reference", small_glm, 10, np.random.default_rng(0), x0=[0.0, 1.0, 2.0])
 
 
+# Slow set (about 15-30 s on 2 cores): keeps the default suite under its 10 minutes.
+@pytest.mark.slow
 def test_calibration_is_offered_to_a_plugin_posterior_that_can_simulate(tmp_path):
     plugin = str(ROOT / "tests" / "plugins" / "sbc_posterior.py")
     summary = _verify(tmp_path, ("sbc-correct-mh", "sbc-tempered-mh"), ("reference",), (plugin,))
