@@ -81,6 +81,8 @@ def test_negative_controls_fail_naming_the_gate(tmp_path, algorithm, gate):
     assert "Traceback" not in out.stderr
 
 
+# Slow set (10-25 s on 2 cores): keeps the default suite under its 10 minutes.
+@pytest.mark.slow
 def test_the_racing_family_verifies(tmp_path):
     """The issue's command, with the Numba implementations (reference agreement: slow test)."""
     out = harness(
@@ -132,6 +134,8 @@ FG_GATES = (
 )
 
 
+# Slow set (10-25 s on 2 cores): keeps the default suite under its 10 minutes.
+@pytest.mark.slow
 def test_the_discrete_minibatch_gibbs_family_verifies(tmp_path):
     """003 on factor graphs: tiny graphs (exact kernels, Thm. 1/2) and a Potts grid, with the
     Numba implementations (reference agreement: the slow test below and the contract tests)."""

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT
 
 BENCH = r"Continuous1d\.(time|track)"
@@ -37,6 +39,8 @@ def _git(*args: str) -> str:
     ).stdout.strip()
 
 
+# Slow set (10-25 s on 2 cores): keeps the default suite under its 10 minutes.
+@pytest.mark.slow
 def test_two_machines_share_one_results_folder(tmp_path: Path) -> None:
     conf = json.loads((ROOT / "asv.conf.json").read_text())
     conf.update(

@@ -50,6 +50,8 @@ def test_planted_astar_bugs_fail_ks_and_the_gumbel_maxima(tmp_path, bug):
     assert not summary["passed"] and {"ks", "ks-gumbel-max"} <= failed
 
 
+# Slow set (10-25 s on 2 cores): keeps the default suite under its 10 minutes.
+@pytest.mark.slow
 def test_pm_astar_and_astar_without_a_bound_verify_with_numba(tmp_path):
     summary = _verify(tmp_path, ("pm-astar", "astar-nobound"), ("numba",))
     assert summary["passed"]
