@@ -119,6 +119,11 @@ class LikelihoodTarget(ExactPmf):
     def model_code(self) -> int:
         return MODELS[self.model]
 
+    @property
+    def kernel_args(self) -> tuple:
+        """(model code, X, y, theta, nu, scale): what :func:`log_term` takes besides (i, n)."""
+        return (self.model_code, self.X, self.y, self.theta, self.nu, self.scale)
+
     def terms(self, rows, idx) -> np.ndarray:
         """l[i, n] for i in ``rows`` and n in ``idx``, shape (len(rows), len(idx)).
 

@@ -306,8 +306,8 @@ def top_down_kernel(log_factors, log_f0, n, depth, rng):
 def gumbel_max(target, n: int, rng: np.random.Generator, parallel: bool = False) -> Draws:
     D, N = target.D, target.N
     if target.kind == LIKELIHOOD:
-        source = (target.model_code, target.X, target.y, target.theta, target.nu, target.scale)
-        values, gmax = gumbel_max_terms_kernel(source, D, N, target.log_f0, n, rng, bool(parallel))
+        args = target.kernel_args
+        values, gmax = gumbel_max_terms_kernel(args, D, N, target.log_f0, n, rng, bool(parallel))
         return Draws(values, n * N * D, {"gumbel_max": gmax})
     values, gmax = gumbel_max_kernel(target.log_factors, target.log_f0, n, rng, bool(parallel))
     return Draws(values, n * N * D, {"gumbel_max": gmax})
