@@ -661,8 +661,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 def _cmd_draw(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from harness.runner import check_seed
-    from harness.spec import sample
+    from harness.spec import check_seed, sample
     from harness.targets.discrete import DiscreteFactorTarget
 
     text = args.log_weights.strip()

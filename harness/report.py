@@ -244,6 +244,18 @@ def verdict_matrix(sections: list[dict[str, Any]]) -> dict[str, Any] | None:
     )
 
 
+def claims_summary(sections: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first screen's count of paper claims by verdict, over all experiments and each."""
+    from harness.experiments.claims import counts
+
+    every = [v for s in sections for v in s.get("claims", [])]
+    return {
+        "total": len(every),
+        "counts": counts(every),
+        "experiments": [{"name": s["name"], "counts": counts(s.get("claims", []))} for s in sections],
+    }
+
+
 def _experiment_family(section: dict[str, Any]) -> str:
     """The paper file an experiment reproduces: its family heading in section 2."""
     return str(section.get("paper", "")).split(",", 1)[0] or "other"
@@ -390,6 +402,7 @@ def build_context(paths: list[Path]) -> dict[str, Any]:
         families.setdefault(_experiment_family(section), []).append(section)
     speed = speed_section(bench)
     return {
+        "claims": claims_summary([s for _, group in sorted(families.items()) for s in group]),
         "matrix": verdict_matrix(verification),
         "verification": verification,
         "families": sorted(families.items()),

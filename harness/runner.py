@@ -27,7 +27,7 @@ from harness.engine import Task as EngineTask
 from harness.gates.multiple import Escalation, holm
 from harness.gates.result import GateContext, GateResult
 from harness.registry import Registry, build_registry, registry_for
-from harness.spec import IMPLEMENTATION_NAMES, Param, rerun_for, sample
+from harness.spec import IMPLEMENTATION_NAMES, Param, check_seed, rerun_for, sample
 from harness.store import (
     RECORDS,
     RUN_MANIFEST,
@@ -123,14 +123,6 @@ class Task:
         # Verification keeps its CRC-32 spawn key: the streams (and every verdict) of earlier
         # runs stay reproducible under the same --seed.
         return SeedKey(self.seed, self.spawn_key)
-
-
-SEED = Param("seed", 0, kind=int, low=0, doc="run seed")
-
-
-def check_seed(seed: Any) -> int:
-    """The run seed: an integer >= 0 (one Param, used by verify and every experiment)."""
-    return SEED.check(seed)
 
 
 def validate_config(config: RunConfig) -> list:

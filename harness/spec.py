@@ -107,6 +107,14 @@ class Param:
         return value
 
 
+SEED = Param("seed", 0, kind=int, low=0, doc="run seed")
+
+
+def check_seed(seed: Any) -> int:
+    """The run seed: an integer >= 0 (one Param, used by verify and every experiment)."""
+    return SEED.check(seed)
+
+
 def finite_number(name: str, above: float | None = None) -> Param:
     """The :class:`Param` of a finite number, greater than ``above`` when given (for checking a
     value that has no default of its own: ``finite_number("beta", above=0.0).check(beta)``)."""

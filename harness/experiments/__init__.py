@@ -9,9 +9,11 @@ The CLI's help, ``make run``'s list and the README's table follow it (a test che
 from __future__ import annotations
 
 from harness.experiments.framework import Experiment
+from harness.experiments.legacy import Legacy, new_or_legacy
+from harness.experiments.potts import Potts
 
 EXPERIMENTS: tuple[Experiment, ...] = (
-    Experiment(
+    new_or_legacy(
         name="racing-synthetic",
         paper="000_26bed7cc1ef3ab92.txt, Fig. 1",
         summary="lil'UCB, Racing-EBS, Racing-Normal: error rate and rewards sampled vs delta",
@@ -22,8 +24,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "racing-normal against exact gumbel-max. quick: D=10, N=1e4, n=2000 (minutes); full: "
         "the paper's sizes (about a day on one core). --part errors|speed.",
         package="harness.experiments.racing_synthetic",
+        cls="RacingSynthetic",
     ),
-    Experiment(
+    new_or_legacy(
         name="racing-arch",
         paper="000_26bed7cc1ef3ab92.txt, Sec. 5.2",
         summary="ARCH model selection on simulated returns: Racing-Normal Gibbs + racing MH",
@@ -32,33 +35,28 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "against Racing-Normal Gibbs + SGLD corrected by racing MH. quick: N=3000, 3 chains x "
         "4000 sweeps; full: N=13000, 5 chains x 1e5.",
         package="harness.experiments.racing_arch",
+        cls="RacingArch",
     ),
-    Experiment(
-        name="potts",
-        paper="003_07f92522b9b1c588.txt, Sec. 4.1 (Fig. 1a/1b, 2a/2b)",
-        summary="Potts 20x20, D = 10: marginal error vs iterations and time, factors per step",
-        help="20x20 Potts, D = 10, beta = 4.6, L = 5.09; Gibbs, Poisson-Gibbs (lam = 0.1, 1, "
-        "5 L^2), DoubleMIN-Gibbs (lam2 = L^2, 1e4 L^2): marginal error against iterations and "
-        "time, factors per iteration beside the paper's 7, 28, 132.",
-        package="harness.experiments.potts",
-    ),
-    Experiment(
+    Potts(),
+    new_or_legacy(
         name="minibatch-gap",
         paper="003_07f92522b9b1c588.txt, Thm. 1 and Thm. 2",
         summary="Exact spectral gaps of Poisson-Gibbs / Poisson-MH against the theorems' bounds",
         help="exact spectral gaps on tiny graphs over a lam grid against the theorems' bounds, "
         "and gaps estimated from chains on a Potts grid. --part exact|chains.",
         package="harness.experiments.minibatch_gap",
+        cls="MinibatchGap",
     ),
-    Experiment(
+    new_or_legacy(
         name="continuous-spin",
         paper="003_07f92522b9b1c588.txt, Sec. 4.2 (Fig. 1c, 2c)",
         summary="Continuous spin 20x20: PGITS and PGDA vs a long Gibbs-ITS run (symmetric KL)",
         help="20x20 continuous spin, L = 13.71, lam = L^2, m = 3, k = 10; PGITS and PGDA "
         "against a long Gibbs-ITS run by symmetric KL, factors per iteration vs 190.",
         package="harness.experiments.continuous_spin",
+        cls="ContinuousSpin",
     ),
-    Experiment(
+    new_or_legacy(
         name="gaussian-mixture",
         paper="003_07f92522b9b1c588.txt, Sec. 4.3 (Fig. 3)",
         summary="Truncated Gaussian mixture: PGITS, PGDA, Gibbs-rejection densities vs exact",
@@ -67,8 +65,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "against the exact posterior on a grid, factors per iteration vs 1802. quick: N = 1e4 "
         "data; full: the paper's N = 1e6 (hours).",
         package="harness.experiments.gaussian_mixture",
+        cls="GaussianMixture",
     ),
-    Experiment(
+    new_or_legacy(
         name="astar-drill-down",
         paper="001_78ff986a3d316097.txt, Sec. 6.1 (Fig. 2a)",
         summary="A* drill-down vs rejection on exp(-x)/(1+x)^a: evaluations per sample vs a",
@@ -76,8 +75,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "1000 exact samples per a by astar-drill-down and by rejection (quick: rejection up to "
         "a = 1e4; full: to 1e6), with rejection's expected cost 1/Z from quadrature.",
         package="harness.experiments.astar_drill_down",
+        cls="AstarDrillDown",
     ),
-    Experiment(
+    new_or_legacy(
         name="astar-clutter",
         paper="001_78ff986a3d316097.txt, Sec. 6.1 (clutter)",
         summary="A* and OS* on the clutter posterior, D = 1..4: evaluations per sample",
@@ -86,8 +86,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "quick: 10 data sets x 10 samples a D; full: 100 x 10. Paper: about 900 likelihood "
         "evaluations at D = 3, 4000 at D = 4; OS* 16-40% more.",
         package="harness.experiments.astar_clutter",
+        cls="AstarClutter",
     ),
-    Experiment(
+    new_or_legacy(
         name="astar-bounds",
         paper="001_78ff986a3d316097.txt, Sec. 6.2 (Fig. 2b)",
         summary="A* with constant, linear and tight bounds on a Gaussian mean as N grows",
@@ -96,8 +97,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "evaluations per sample. quick: 5 data sets x 20 samples a point; full: 10 x 100. "
         "Paper: linear about 3x tight, constant O(sqrt N) x.",
         package="harness.experiments.astar_bounds",
+        cls="AstarBounds",
     ),
-    Experiment(
+    new_or_legacy(
         name="astar-intervals",
         paper="001_78ff986a3d316097.txt, Sec. 6.3 (Fig. 2c)",
         summary="A* and OS* with mpmath interval bounds on five nonlinear regressions",
@@ -106,8 +108,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "rejection's expected cost over noise levels, and OS* against A* at sigma = 0.3 "
         "(cost = liks + 2 x bounds). quick: 3 instances x 5 samples; full: 20 x 50 (hours).",
         package="harness.experiments.astar_intervals",
+        cls="AstarIntervals",
     ),
-    Experiment(
+    new_or_legacy(
         name="astar-robust",
         paper="001_78ff986a3d316097.txt, Sec. 6.4 (Fig. 3)",
         summary="A* vs OS* on robust Cauchy regression; 200 samples with reused bounds; slice",
@@ -118,8 +121,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "slice sampler at 10x A*'s budget counts mode switches. quick: 3 + 2 data sets; "
         "full: 20 + 5, slice at D = 2 and 3.",
         package="harness.experiments.astar_robust",
+        cls="AstarRobust",
     ),
-    Experiment(
+    new_or_legacy(
         name="flymc-table1",
         paper="002_3c1996bf78df7865.txt, Table 1",
         summary="FlyMC vs regular MCMC: queries per iteration, ESS per 1000 iterations, speedup",
@@ -130,8 +134,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "digits 7 vs 9 (real). quick: 1500-4000 iterations a chain (minutes); full: ten times "
         "as many (hours). --part scaling times one iteration as N grows to 1e6.",
         package="harness.experiments.flymc_table1",
+        cls="FlymcTable1",
     ),
-    Experiment(
+    new_or_legacy(
         name="pm-astar",
         paper="004_b270422b62f00607.txt, Sec. 5 (Fig. 2a, 2b, 3, 4)",
         summary="PM-A* vs A* and A* without a bound: mixture, counter-example, clutter, "
@@ -144,8 +149,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "the prior (Fig. 4). quick: 5 data sets, 5-20 runs, short horizons (minutes); full: 100 "
         "runs, all 13 sets. --part mixture|counter|clutter|logistic.",
         package="harness.experiments.pm_astar",
+        cls="PmAstar",
     ),
-    Experiment(
+    new_or_legacy(
         name="gate-quality",
         paper="the harness's own gates (no paper)",
         summary="Both error rates of every gate: false failures on correct samplers, planted "
@@ -156,6 +162,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "bug in tests/plugins/planted_*.py. quick: 60 seeds, bugs at the default level; full: "
         "500 seeds, bugs at both levels. --part false-failures|catch.",
         package="harness.experiments.gate_quality",
+        cls="GateQuality",
     ),
 )
 

@@ -1,41 +1,31 @@
-"""What every experiment shares: resume, the engine, progress, summaries and the section frame.
+"""The experiment contract, and what the framework does for every experiment.
 
-An experiment is a package ``harness.experiments.<name>`` that holds only what is its own. Its
-``__init__.py`` provides:
+An experiment subclasses :class:`Experiment` and declares what is its own: a config class (its
+parameters declared once, :mod:`harness.experiments.declare`), a plan of tasks, the paper's
+claims (:mod:`harness.experiments.claims`), its figures and tables, the columns of its records
+table, and ``warm`` (compiles kernels in every worker before a timed task runs).
 
-- ``config_for_level(level, seed) -> config``: the settings of a level (``quick`` or ``full``),
-  a frozen dataclass validated once, with Param, when it is made; ``config.manifest()`` is a
-  JSON-ready dict (with ``"experiment"``, ``"level"`` and ``"seed"``);
-- ``config_from_manifest(settings) -> config``: the inverse of ``config.manifest()``;
-- ``plan(config, records, part) -> list[Task]``: every task that can be planned given the
-  records already on disk, finished ones included (the framework skips those). It is called
-  again after each round, so a task that needs another's result (a reference chain, an exact
-  posterior) is planned once that result is in ``records``; ``part`` selects a subset
-  (``PARTS``, default just ``"all"``);
-- ``summary(records) -> str``: a plain-text summary for the terminal;
-- ``report(config, records, manifest) -> dict``: its report section's own content (title,
-  notes, settings, figure groups, tables; see :func:`section`);
-- optionally ``PARTS`` (the valid ``--part`` values), ``TIMED = False`` (nothing is timed, so
-  the tasks may use every core by default) and ``warm()`` (compiles kernels in each
-  worker before any timed task runs).
-
-Each task is an :class:`harness.engine.Task` whose ``fn`` returns the records of one setting.
-The framework owns the rest: the directory and its manifest (:mod:`harness.store`), resume,
-the backend (``--scheduler``, ``--workers``), the progress bar and the frame of the section.
+The framework owns the rest: the run directory and its manifest (:mod:`harness.store`),
+resume, the backend (``--scheduler``, ``--workers``), the progress bar, task seeds, the claims'
+verdicts (printed, written to ``claims.json`` and shown first in the report), the settings
+list, the records table and the frame of the report section.
 """
 
 from __future__ import annotations
 
-import importlib
+import math
 import sys
 import time
-from collections.abc import Callable
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar, Generic, TypeVar
 
-from harness.engine import Records, Task, backend_for, run_tasks
+from harness.engine import Records, SeedKey, Task, backend_for, run_tasks
+from harness.experiments.claims import Claim, Verdict, claims_text, counts, judge
+from harness.experiments.declare import LEVELS, Config, from_manifest, settings_rows
+from harness.experiments.report_parts import cell, table
 from harness.store import (
     EXPERIMENT_MANIFEST,
     RECORDS,
@@ -44,26 +34,98 @@ from harness.store import (
     open_run,
     provenance,
     read_manifest,
+    write_json,
 )
+from harness.text_table import text_table
 
-LEVELS = ("quick", "full")
+CLAIMS = "claims.json"
+#: The terminal shows the records table only up to this many rows (the report shows all).
+TERMINAL_ROWS = 40
+C = TypeVar("C", bound=Config)
 
 
 @dataclass(frozen=True)
-class Experiment:
-    """One line of the ``EXPERIMENTS`` table: an experiment and where it lives."""
+class Column:
+    """A column of the records table: a record field (or a function of the record) and its
+    number format; a missing or NaN value shows as '-'."""
 
-    name: str
-    paper: str
-    summary: str
-    help: str
-    package: str
+    title: str
+    value: str | Callable[[dict[str, Any]], Any]
+    fmt: str = ""
 
-    def module(self) -> ModuleType:
-        return importlib.import_module(self.package)
+    def text(self, record: dict[str, Any]) -> str:
+        v = record.get(self.value) if isinstance(self.value, str) else self.value(record)
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return "-"
+        return format(v, self.fmt) if self.fmt and isinstance(v, int | float) else str(v)
 
-    def parts(self) -> tuple[str, ...]:
-        return tuple(getattr(self.module(), "PARTS", ("all",)))
+
+class Experiment(ABC, Generic[C]):
+    """A paper experiment: declarations the framework reads, and methods it calls."""
+
+    name: ClassVar[str]
+    paper: ClassVar[str]
+    summary: ClassVar[str]
+    help: ClassVar[str]
+    title: ClassVar[str]
+    config_type: ClassVar[type[Config]]
+    #: The valid ``--part`` values; "all" runs everything.
+    parts: ClassVar[tuple[str, ...]] = ("all",)
+    #: False when nothing is timed, so tasks may share the CPU (all cores by default).
+    timed: ClassVar[bool] = True
+    #: The records table: its columns, and the record types it lists (all when empty).
+    columns: ClassVar[tuple[Column, ...]] = ()
+    record_types: ClassVar[tuple[str, ...]] = ()
+
+    def config(self, level: str, seed: int = 0) -> C:
+        """The settings of ``level``, from the config's declared level values."""
+        return self.config_type.for_level(level, seed)  # type: ignore[return-value]
+
+    @abstractmethod
+    def plan(self, config: C, records: Records, part: str) -> list[Task]:
+        """Every task that can be planned given the records on disk, finished ones included
+        (the framework skips those). It is called again after each round, so a task that
+        needs another's result is planned once that result is in ``records``."""
+
+    @abstractmethod
+    def claims(self, config: C) -> tuple[Claim, ...]:
+        """The paper's claims this experiment checks, each with its decision rule."""
+
+    def warm(self) -> None:
+        """Compile (or load) the kernels in each worker before any timed task runs."""
+
+    def figures(self, config: C, records: Records) -> list[dict[str, Any]]:
+        """Figure groups: {"title", "caption", "figures": [{"title", "svg"}]}."""
+        return []
+
+    def tables(self, config: C, records: Records) -> list[dict[str, Any]]:
+        return []
+
+    def skipped(self, config: C) -> list[str]:
+        """Settings the level leaves out on purpose, one line each (shown in the report)."""
+        return []
+
+    def settings(self, config: C) -> list[tuple[str, str]]:
+        return settings_rows(config)
+
+    def config_from_manifest(self, settings: dict[str, Any]) -> C:
+        return from_manifest(self.config_type, settings)  # type: ignore[return-value]
+
+    def has_warm(self) -> bool:
+        return type(self).warm is not Experiment.warm
+
+
+def task(
+    config: Config,
+    key: str,
+    fn: Callable[..., Records],
+    *inputs: Any,
+    label: str = "",
+    seeded: bool = True,
+) -> Task:
+    """A task of ``config``'s run; its generator is spawned from the run seed and ``key``."""
+    seed = SeedKey.from_label(config.seed, key) if seeded else None
+    return Task(key=key, fn=fn, inputs=inputs, seed=seed, label=label or key)
 
 
 @dataclass(frozen=True)
@@ -76,6 +138,7 @@ class RunSummary:
     ran: int
     wall_s: float
     text: str
+    verdicts: tuple[Verdict, ...] = ()
 
 
 def _stderr(msg: str) -> None:
@@ -102,7 +165,7 @@ def check_level(level: str) -> str:
 
 
 def run(
-    experiment: Experiment,
+    experiment: Experiment[Any],
     level: str,
     seed: int,
     out: Path,
@@ -113,30 +176,27 @@ def run(
     progress: bool = True,
     move_stale: bool = False,
     log: Callable[[str], None] = _stderr,
-    config: Any = None,
+    config: Config | None = None,
 ) -> RunSummary:
     """Run (or resume) ``experiment`` into ``out``; every check happens before any work.
 
-    ``config`` replaces the level's settings (a config of the experiment's own class, validated
-    when it was made), for a run at sizes of one's own; ``level`` and ``seed`` are then unused.
+    ``config`` replaces the level's settings (a config of the experiment's own class), for a
+    run at sizes of one's own; ``level`` and ``seed`` are then unused.
     """
-    module = experiment.module()
     check_level(level)
-    parts = experiment.parts()
-    if part not in parts:
-        raise ValueError(f"--part {part!r} is invalid; valid: {', '.join(parts)}")
+    if part not in experiment.parts:
+        raise ValueError(f"--part {part!r} is invalid; valid: {', '.join(experiment.parts)}")
     if config is None:
-        config = module.config_for_level(level, seed)
-    else:
-        kind = type(module.config_for_level(level, seed))
-        if not isinstance(config, kind):
-            raise ValueError(
-                f"config = {type(config).__name__} is invalid for {experiment.name}; "
-                f"valid: a {kind.__name__}"
-            )
-    if workers is None and scheduler in (None, "process") and getattr(module, "TIMED", True):
+        config = experiment.config(level, seed)
+    elif not isinstance(config, experiment.config_type):
+        raise ValueError(
+            f"config = {type(config).__name__} is invalid for {experiment.name}; "
+            f"valid: a {experiment.config_type.__name__}"
+        )
+    if workers is None and scheduler in (None, "process") and experiment.timed:
         workers = 1  # experiments time their samplers: by default they do not share the CPU
-    backend = backend_for(scheduler, workers, getattr(module, "warm", None))
+    warm = experiment.warm if experiment.has_warm() else None
+    backend = backend_for(scheduler, workers, warm)
     start = time.perf_counter()
     out = Path(out)
     path = open_run(out, EXPERIMENT_MANIFEST, config.manifest(), move_stale)
@@ -146,10 +206,9 @@ def run(
     stamp = _stamp(experiment.name)
     ran = 0
     while True:
-        tasks = module.plan(config, records, part)
+        tasks = experiment.plan(config, records, part)
         planned |= {t.key for t in tasks}
-        done = done_tasks(records)
-        todo = [t for t in tasks if t.key not in done]
+        todo = [t for t in tasks if t.key not in done_tasks(records)]
         if ran == 0:
             log(
                 f"{experiment.name}: {len(tasks)} tasks planned, {len(already & planned)} "
@@ -161,14 +220,79 @@ def run(
             break
         ran += run_tasks(todo, path, backend, progress, experiment.name, stamp)
         records = load_records(path)
+    mine = _planned_records(experiment, config, records)
+    verdicts = judged(experiment, config, mine)
+    write_json(out / CLAIMS, [v.to_dict() for v in verdicts])
+    text = records_text(experiment, mine) + "\n\n" + claims_text(verdicts)
     return RunSummary(
         out=str(out),
         planned=len(planned),
         already_done=len(already & planned),
         ran=ran,
         wall_s=time.perf_counter() - start,
-        text=module.summary(records),
+        text=text,
+        verdicts=tuple(verdicts),
     )
+
+
+def _planned_records(experiment: Experiment[Any], config: Config, records: Records) -> Records:
+    planned = {t.key for t in experiment.plan(config, records, "all")}
+    return [r for r in records if r.get("task_id") in planned]
+
+
+def judged(experiment: Experiment[Any], config: Config, records: Records) -> list[Verdict]:
+    """Every claim of ``experiment`` judged on ``records``; claim ids must be distinct."""
+    claims = experiment.claims(config)
+    ids = [c.id for c in claims]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{experiment.name}: claim ids {ids} repeat; valid: distinct ids")
+    return [judge(c, records) for c in claims]
+
+
+def _rows(experiment: Experiment[Any], records: Records) -> list[dict[str, Any]]:
+    kinds = experiment.record_types
+    return [r for r in records if not kinds or r.get("type") in kinds]
+
+
+def records_text(experiment: Experiment[Any], records: Records) -> str:
+    """The records table for the terminal (the report lists every row)."""
+    rows = _rows(experiment, records)
+    if not experiment.columns or not rows:
+        return f"{len(records)} records"
+    body = [[c.text(r) for c in experiment.columns] for r in rows[:TERMINAL_ROWS]]
+    more = len(rows) - TERMINAL_ROWS
+    tail = f"\n... and {more} more rows (the report lists them all)" if more > 0 else ""
+    titles = [c.title for c in experiment.columns]
+    return text_table(titles, body, align="l" * len(titles)) + tail
+
+
+def records_table(experiment: Experiment[Any], records: Records) -> dict[str, Any] | None:
+    rows = _rows(experiment, records)
+    if not experiment.columns or not rows:
+        return None
+    body = [[cell(c.text(r), "num" if c.fmt else "") for c in experiment.columns] for r in rows]
+    return table("All records", [c.title for c in experiment.columns], body, "One row per record.")
+
+
+def claims_table(verdicts: Sequence[Verdict]) -> dict[str, Any]:
+    """The section's opening table: each claim beside our value and its verdict."""
+    rows = [
+        [
+            cell(v.id),
+            cell(v.paper),
+            cell(v.text),
+            cell(v.paper_value or "-", "num"),
+            cell(f"{v.quantity}: {v.ours}" + (f" ({v.n} {v.unit}, {v.how})" if v.n else "")),
+            cell(v.rule),
+            cell(v.verdict, "verdict-" + v.verdict.replace(" ", "-")),
+            cell(v.reason),
+        ]
+        for v in verdicts
+    ]
+    columns = ("claim", "where", "the paper says", "paper", "ours [95%]", "rule", "verdict", "why")
+    c = counts(verdicts)
+    caption = "; ".join(f"{n} {k}" for k, n in c.items() if n) + f" (of {len(verdicts)})."
+    return table("Paper claims", columns, rows, caption)
 
 
 def is_experiment_dir(path: Path) -> bool:
@@ -180,20 +304,19 @@ def experiment_of(path: Path) -> str | None:
     return read_manifest(path, EXPERIMENT_MANIFEST).get("settings", {}).get("experiment")
 
 
-def section(experiment: Experiment, out: Path) -> dict[str, Any]:
-    """The report section of an experiment directory: the frame (completeness, provenance,
-    code versions, wall time) around what the experiment's ``report`` builds."""
-    module = experiment.module()
+def section(experiment: Experiment[Any], out: Path) -> dict[str, Any]:
+    """The report section of an experiment directory: claims first, then the experiment's
+    figures and tables, its settings, provenance and records."""
     manifest = read_manifest(out, EXPERIMENT_MANIFEST)
-    settings = manifest["settings"]
-    config = module.config_from_manifest(settings)
+    config = experiment.config_from_manifest(manifest["settings"])
     records = load_records(Path(out) / RECORDS)
-    planned = {t.key for t in module.plan(config, records, "all")}
+    planned = {t.key for t in experiment.plan(config, records, "all")}
     present = done_tasks(records) & planned
-    own = module.report(config, [r for r in records if r.get("task_id") in planned], manifest)
+    mine = [r for r in records if r.get("task_id") in planned]
+    verdicts = judged(experiment, config, mine)
     made_by = manifest.get("provenance", {})
-    settings_rows = [
-        *own.pop("settings", []),
+    settings = [
+        *experiment.settings(config),
         (
             "made by",
             f"commit {made_by.get('commit')}, machine {made_by.get('machine')} "
@@ -203,18 +326,20 @@ def section(experiment: Experiment, out: Path) -> dict[str, Any]:
     return {
         "kind": "experiment",
         "name": experiment.name,
+        "title": experiment.title,
         "paper": experiment.paper,
         "path": str(out),
         "complete": present == planned,
         "missing": len(planned - present),
         "planned": len(planned),
-        "code_versions": [manifest.get("provenance", {}).get("source_digest", "?")],
+        "code_versions": [made_by.get("source_digest", "?")],
         "wall_s": sum(float(r.get("wall_s") or 0.0) for r in records),
-        "notes": list(getattr(config, "notes", ())),
-        "skipped": [],
-        "figure_groups": [],
-        "tables": [],
-        "records_table": None,
-        **own,
-        "settings": settings_rows,
+        "notes": list(config.notes),
+        "skipped": experiment.skipped(config),
+        "claims": [v.to_dict() for v in verdicts],
+        "claims_table": claims_table(verdicts),
+        "figure_groups": experiment.figures(config, mine),
+        "tables": experiment.tables(config, mine),
+        "records_table": records_table(experiment, mine),
+        "settings": settings,
     }
