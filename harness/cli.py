@@ -76,6 +76,9 @@ def _reproduce_epilog() -> str:
         "  experiment.json  the settings and the code's provenance; a directory made with other",
         "                   settings or code is refused (or moved aside with --move-stale)",
         "  records.jsonl    one group of JSON lines per finished task",
+        "  claims.json      every paper claim the experiment checks, with its verdict:",
+        "                   reproduced, not reproduced, inconclusive or setting differs,",
+        "                   our value and 95% interval beside the paper's, and the reason",
         "  report.html      written at the end; `harness report DIR [DIR ...]` renders it again,",
         "                   also next to verification runs",
         "  A killed run keeps every finished task: run the same command again to resume.",
@@ -383,7 +386,10 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
     rep = sub.add_parser(
         "reproduce",
         help="reproduce a paper experiment (see EXPERIMENT below) into a directory",
-        description="Rerun a paper experiment, record every setting, write an HTML report.",
+        description="Rerun a paper experiment, record every setting, judge each of the paper's "
+        "claims it checks by a decision rule fixed in the code, print the claims table and "
+        "write an HTML report. A claim that does not reproduce is a finding: the exit code "
+        "stays 0.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=_reproduce_epilog(),
     )

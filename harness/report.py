@@ -252,7 +252,9 @@ def claims_summary(sections: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "total": len(every),
         "counts": counts(every),
-        "experiments": [{"name": s["name"], "counts": counts(s.get("claims", []))} for s in sections],
+        "experiments": [
+            {"name": s["name"], "counts": counts(s.get("claims", []))} for s in sections
+        ],
     }
 
 

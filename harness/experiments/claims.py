@@ -39,7 +39,12 @@ Records = list[dict[str, Any]]
 
 class Inconclusive(Exception):
     """Raised by a claim's measure when the records cannot give an interval (one run, say);
-    its message is the verdict's reason and should say what would decide."""
+    its message is the verdict's reason and should say what would decide. ``value``, when
+    known, is shown as our value without an interval."""
+
+    def __init__(self, reason: str, value: float | None = None) -> None:
+        super().__init__(reason)
+        self.value = value
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,11 @@ class Estimate:
         if self.low == self.high == self.value:
             return f"{self.value:.3g}"
         return f"{self.value:.3g} [{self.low:.3g}, {self.high:.3g}]"
+
+    def scaled(self, factor: float) -> Estimate:
+        """The same estimate of ``factor`` times the quantity (factor > 0)."""
+        v, lo, hi = (x * factor for x in (self.value, self.low, self.high))
+        return Estimate(v, lo, hi, self.n, self.unit, self.how)
 
 
 @dataclass(frozen=True)
@@ -90,7 +100,10 @@ class Rule:
         dist = min(abs(f(est.value) - f(e)) for e in edges)
         half = (f(est.high) - f(est.low)) / 2
         need = math.ceil(est.n * (half / dist) ** 2) if dist > 0 and est.n > 0 else None
-        more = f"; about {need} {est.unit} would decide" if need else ""
+        if need is not None and need > 100 * est.n:
+            more = f"; our value sits near the edge: over 100 times the {est.unit} would decide"
+        else:
+            more = f"; about {need} {est.unit} would decide" if need else ""
         return "inconclusive", f"our interval straddles an edge of {band}{more}", need
 
 
@@ -152,11 +165,12 @@ class Verdict:
 
 def judge(claim: Claim, records: Records) -> Verdict:
     """The verdict of ``claim`` on ``records``; an estimator that fails is inconclusive."""
+    point = None
     try:
         est = claim.measure(records)
         problem = "" if est is not None else "no records to measure it from yet"
     except Inconclusive as exc:
-        est, problem = None, str(exc)
+        est, problem, point = None, str(exc), exc.value
     except (ValueError, ZeroDivisionError, KeyError, IndexError) as exc:
         est, problem = None, f"cannot measure it: {exc}"
     need = None
@@ -175,8 +189,8 @@ def judge(claim: Claim, records: Records) -> Verdict:
         quantity=claim.quantity,
         rule=claim.rule.text,
         verdict=verdict,
-        ours=est.text() if est else "-",
-        value=est.value if est else None,
+        ours=est.text() if est else (f"{point:.3g} (no interval)" if point is not None else "-"),
+        value=est.value if est else point,
         low=est.low if est else None,
         high=est.high if est else None,
         n=est.n if est else None,
@@ -194,14 +208,12 @@ def counts(verdicts: Sequence[Verdict | dict[str, Any]]) -> dict[str, int]:
 
 
 def claims_text(verdicts: Sequence[Verdict]) -> str:
-    """The claims table for the terminal."""
-    rows = [
-        [v.id, v.paper_value or "-", v.ours, v.rule, v.verdict, v.reason[:90]] for v in verdicts
-    ]
-    headers = ("claim", "paper", "ours [95% interval]", "rule", "verdict", "reason")
-    c = counts(verdicts)
-    tally = ", ".join(f"{n} {k}" for k, n in c.items() if n)
-    return text_table(headers, rows, align="llllll") + f"\nclaims: {tally} (of {len(verdicts)})"
+    """The claims table for the terminal, each verdict's reason in full below it."""
+    rows = [[v.id, v.paper_value or "-", v.ours, v.rule, v.verdict] for v in verdicts]
+    headers = ("claim", "paper", "ours [95% interval]", "rule", "verdict")
+    why = "\n".join(f"  {v.id}: {v.reason}" for v in verdicts if v.reason)
+    tally = ", ".join(f"{n} {k}" for k, n in counts(verdicts).items() if n)
+    return f"{text_table(headers, rows)}\nwhy:\n{why}\nclaims: {tally} (of {len(verdicts)})"
 
 
 # Estimators: each returns an Estimate with a 95% interval.
@@ -212,26 +224,101 @@ def exact(value: float, how: str = "exact (no sampling error)") -> Estimate:
     return Estimate(float(value), float(value), float(value), 1, "computations", how)
 
 
+def select(records: Records, kind: str | None = None, **where: Any) -> Records:
+    """The records of type ``kind`` whose fields equal ``where``; none is Inconclusive."""
+    out = [
+        r
+        for r in records
+        if (kind is None or r.get("type") == kind) and all(r.get(k) == v for k, v in where.items())
+    ]
+    if not out:
+        raise Inconclusive(f"no {kind or ''} record with {where or 'any fields'} yet")
+    return out
+
+
 def mean_interval(values: Sequence[float], unit: str = "runs") -> Estimate:
     """The mean and its t interval."""
     from scipy import stats
 
     v = np.asarray(values, dtype=float)
     if v.size < 2:
-        raise Inconclusive(f"{v.size} {unit}: a mean's interval needs at least 2")
+        point = float(v[0]) if v.size else None
+        raise Inconclusive(f"{v.size} {unit}: a mean's interval needs at least 2", point)
     m, se = float(v.mean()), float(v.std(ddof=1) / math.sqrt(v.size))
     h = float(stats.t.ppf(0.5 + CONFIDENCE / 2, v.size - 1)) * se
     return Estimate(m, m - h, m + h, int(v.size), unit, "mean, t interval")
 
 
-def proportion(k: int, n: int, unit: str = "draws") -> Estimate | None:
+def geometric_mean(values: Sequence[float], unit: str = "settings") -> Estimate:
+    """The geometric mean of positive values and its t interval (on the log scale)."""
+    e = mean_interval(np.log(np.asarray(values, dtype=float)), unit)
+    v, lo, hi = (math.exp(x) for x in (e.value, e.low, e.high))
+    return Estimate(v, lo, hi, e.n, unit, "geometric mean, t interval")
+
+
+def per_step_count(values: Sequence[float], steps: int) -> Estimate:
+    """The mean of a per-step count over runs (t interval); one run of ``steps`` steps gives
+    the interval of a Poisson count's mean, +-1.96 sqrt(m / steps)."""
+    if len(values) > 1:
+        return mean_interval(values)
+    m = float(values[0])
+    h = 1.96 * math.sqrt(m / steps)
+    return Estimate(m, m - h, m + h, steps, "steps", "one run: a Poisson count's mean")
+
+
+def proportion(k: int, n: int, unit: str = "draws") -> Estimate:
     """A rate k / n with its Clopper-Pearson interval."""
     from statsmodels.stats.proportion import proportion_confint
 
     if n <= 0:
-        return None
+        raise Inconclusive(f"no {unit} to count yet")
     lo, hi = proportion_confint(k, n, alpha=1 - CONFIDENCE, method="beta")
     return Estimate(k / n, float(lo), float(hi), int(n), unit, "Clopper-Pearson")
+
+
+def worst_proportion(
+    k: Sequence[int], n: Sequence[int], scale: Sequence[float], unit: str = "draws"
+) -> Estimate:
+    """The largest k_i / n_i * scale_i over several settings, with intervals that cover all
+    of them at once (Clopper-Pearson at a Bonferroni share of the level)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    k_, n_, s_ = (np.asarray(x, dtype=float) for x in (k, n, scale))
+    if k_.size == 0:
+        raise Inconclusive(f"no {unit} to count yet")
+    lo, hi = proportion_confint(k_, n_, alpha=(1 - CONFIDENCE) / k_.size, method="beta")
+    how = f"worst of {k_.size}, Clopper-Pearson, Bonferroni"
+    value = float(np.max(k_ / n_ * s_))
+    return Estimate(value, float(np.max(lo * s_)), float(np.max(hi * s_)), int(n_.min()), unit, how)
+
+
+def poisson_rate(count: int, exposure: float, unit: str = "runs") -> Estimate:
+    """count / exposure with the exact (Garwood) Poisson interval."""
+    from scipy import stats
+
+    if exposure <= 0:
+        raise Inconclusive(f"no {unit} yet")
+    a = 1 - CONFIDENCE
+    lo = stats.chi2.ppf(a / 2, 2 * count) / 2 if count > 0 else 0.0
+    hi = stats.chi2.ppf(1 - a / 2, 2 * count + 2) / 2
+    n = round(exposure)
+    return Estimate(count / exposure, lo / exposure, hi / exposure, n, unit, "exact Poisson")
+
+
+def sum_of_differences(pairs: Sequence[tuple[Sequence[float], Sequence[float]]]) -> Estimate:
+    """sum over strata of mean(a) - mean(b), a and b independent runs; a t interval with the
+    fewest runs' degrees of freedom."""
+    from scipy import stats
+
+    if not pairs:
+        raise Inconclusive("no runs to compare yet")
+    n = min(min(len(a), len(b)) for a, b in pairs)
+    value = float(sum(np.mean(a) - np.mean(b) for a, b in pairs))
+    if n < 2:
+        raise Inconclusive(f"{n} run of a side gives no interval; at least 2 each would", value)
+    var = sum(np.var(a, ddof=1) / len(a) + np.var(b, ddof=1) / len(b) for a, b in pairs)
+    h = float(stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * math.sqrt(var))
+    return Estimate(value, value - h, value + h, n, "runs", "difference of means, t interval")
 
 
 def bootstrap(
@@ -243,11 +330,11 @@ def bootstrap(
     """``statistic(groups)`` with a percentile bootstrap over the independent ``groups``; fewer
     than :data:`MIN_BOOTSTRAP` groups give no interval worth the name (Inconclusive)."""
     groups = list(groups)
+    value = float(statistic(groups)) if groups else None
     if len(groups) < MIN_BOOTSTRAP:
         raise Inconclusive(
-            f"{len(groups)} {unit}: a bootstrap interval needs at least {MIN_BOOTSTRAP}"
+            f"{len(groups)} {unit}: a bootstrap interval needs at least {MIN_BOOTSTRAP}", value
         )
-    value = float(statistic(groups))
     rng = np.random.default_rng(seed)
     stats = []
     for _ in range(BOOTSTRAP):
@@ -256,8 +343,9 @@ def bootstrap(
     s = np.asarray(stats)
     s = s[np.isfinite(s)]
     if s.size < BOOTSTRAP // 2:
-        raise Inconclusive(f"the statistic is not finite on most resamples of the {unit}")
+        raise Inconclusive(f"the statistic is not finite on most resamples of the {unit}", value)
     lo, hi = np.quantile(s, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
+    assert value is not None
     return Estimate(value, float(lo), float(hi), len(groups), unit, "bootstrap, percentile")
 
 
@@ -267,12 +355,14 @@ def ratio_of_means(a: Sequence[float], b: Sequence[float], unit: str = "runs") -
     from scipy import stats
 
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.size == 0 or y.size == 0:
+        raise Inconclusive(f"no {unit} of one side yet")
+    mx, my = x.mean(), y.mean()
     if min(x.size, y.size) < 2:
         raise Inconclusive(
-            f"{min(x.size, y.size)} {unit[:-1] if unit.endswith('s') else unit} of one side "
-            "gives no interval; at least 2 would"
+            f"{min(x.size, y.size)} of the {unit} of one side gives no interval; 2 would",
+            float(mx / my) if my else None,
         )
-    mx, my = x.mean(), y.mean()
     if mx <= 0 or my <= 0:
         raise ValueError("a ratio of means needs positive means")
     se = math.sqrt(x.var(ddof=1) / (x.size * mx**2) + y.var(ddof=1) / (y.size * my**2))

@@ -40,14 +40,15 @@ def param(
     full: Any = _MISSING,
     low: float | None = None,
     high: float | None = None,
-    open: bool = False,
+    open: bool | str = False,
     choices: tuple[Any, ...] | None = None,
     empty: bool = False,
     doc: str = "",
 ) -> Any:
     """A declared parameter: its default, its value at each level, and its valid range.
 
-    ``low``/``high`` bound numbers (excluded when ``open``); ``choices`` lists the values of a
+    ``low``/``high`` bound numbers, excluded when ``open`` (True: both ends; "low" or "high":
+    that end only); ``choices`` lists the values of a
     categorical one. For a tuple the range applies to every entry, and ``empty`` allows ().
     ``doc`` names it in the report's settings (undocumented parameters are not listed there).
     """
@@ -65,6 +66,12 @@ def param(
     return dataclasses.field(default=default, metadata=meta)
 
 
+def check_level(level: str) -> str:
+    if level not in LEVELS:
+        raise ValueError(f"--level {level!r} is invalid; valid: {', '.join(LEVELS)}")
+    return level
+
+
 @cache
 def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
@@ -80,8 +87,8 @@ def _scalar(name: str, kind: type, meta: dict[str, Any]) -> Param:
         kind=kind,
         low=low,
         high=high,
-        low_inclusive=not open_,
-        high_inclusive=not open_,
+        low_inclusive=open_ not in (True, "low"),
+        high_inclusive=open_ not in (True, "high"),
         choices=choices,
     )
 
@@ -150,9 +157,7 @@ class Config(Declared):
     @classmethod
     def for_level(cls: type[T], level: str, seed: int = 0, **overrides: Any) -> T:
         """The config of ``level``: every parameter at its declared level value or default."""
-        if level not in LEVELS:
-            raise ValueError(f"--level {level!r} is invalid; valid: {', '.join(LEVELS)}")
-        values: dict[str, Any] = {"level": level, "seed": seed}
+        values: dict[str, Any] = {"level": check_level(level), "seed": seed}
         for f in dataclasses.fields(cls):  # type: ignore[arg-type]
             levels = f.metadata.get("levels", {})
             if f.name not in values and level in levels:

@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from harness.engine import Records, SeedKey, Task, backend_for, run_tasks
 from harness.experiments.claims import Claim, Verdict, claims_text, counts, judge
-from harness.experiments.declare import LEVELS, Config, from_manifest, settings_rows
+from harness.experiments.declare import Config, check_level, from_manifest, settings_rows
 from harness.experiments.report_parts import cell, table
 from harness.store import (
     EXPERIMENT_MANIFEST,
@@ -73,9 +73,11 @@ class Experiment(ABC, Generic[C]):
     parts: ClassVar[tuple[str, ...]] = ("all",)
     #: False when nothing is timed, so tasks may share the CPU (all cores by default).
     timed: ClassVar[bool] = True
-    #: The records table: its columns, and the record types it lists (all when empty).
+    #: The records table: its columns, and the record types it lists (all when empty), read
+    #: from the records' ``record_field``.
     columns: ClassVar[tuple[Column, ...]] = ()
     record_types: ClassVar[tuple[str, ...]] = ()
+    record_field: ClassVar[str] = "type"
 
     def config(self, level: str, seed: int = 0) -> C:
         """The settings of ``level``, from the config's declared level values."""
@@ -107,9 +109,6 @@ class Experiment(ABC, Generic[C]):
 
     def settings(self, config: C) -> list[tuple[str, str]]:
         return settings_rows(config)
-
-    def config_from_manifest(self, settings: dict[str, Any]) -> C:
-        return from_manifest(self.config_type, settings)  # type: ignore[return-value]
 
     def has_warm(self) -> bool:
         return type(self).warm is not Experiment.warm
@@ -156,12 +155,6 @@ def _stamp(name: str) -> Callable[[Task, Records], Records]:
         return [{"experiment": name, "code": code, **seed, **r} for r in records]
 
     return stamp
-
-
-def check_level(level: str) -> str:
-    if level not in LEVELS:
-        raise ValueError(f"--level {level!r} is invalid; valid: {', '.join(LEVELS)}")
-    return level
 
 
 def run(
@@ -251,7 +244,7 @@ def judged(experiment: Experiment[Any], config: Config, records: Records) -> lis
 
 def _rows(experiment: Experiment[Any], records: Records) -> list[dict[str, Any]]:
     kinds = experiment.record_types
-    return [r for r in records if not kinds or r.get("type") in kinds]
+    return [r for r in records if not kinds or r.get(experiment.record_field) in kinds]
 
 
 def records_text(experiment: Experiment[Any], records: Records) -> str:
@@ -308,7 +301,7 @@ def section(experiment: Experiment[Any], out: Path) -> dict[str, Any]:
     """The report section of an experiment directory: claims first, then the experiment's
     figures and tables, its settings, provenance and records."""
     manifest = read_manifest(out, EXPERIMENT_MANIFEST)
-    config = experiment.config_from_manifest(manifest["settings"])
+    config = from_manifest(experiment.config_type, manifest["settings"])
     records = load_records(Path(out) / RECORDS)
     planned = {t.key for t in experiment.plan(config, records, "all")}
     present = done_tasks(records) & planned

@@ -143,3 +143,32 @@ def spectral_gap_bound(
         multiple_testing=False,
         detail=f"gap {gap:.6g} vs bound {bound:.6g}",
     )
+
+
+#: Rounding negatives of this size can sit on an exact kernel's diagonal: clipped and counted.
+CLIP = 1e-12
+
+
+def clean_kernel(P: np.ndarray) -> tuple[np.ndarray, float]:
+    """``P`` with each row whose diagonal went negative by rounding (<= CLIP) rescaled in place
+    (off-diagonal mass to 1, diagonal 0), and the largest l1 change of a row."""
+    diag = np.diag(P).copy()
+    if diag.min() >= 0.0:
+        return P, 0.0
+    if diag.min() < -CLIP:
+        raise ValueError(f"exact kernel has a diagonal entry {diag.min():.3g} < 0 beyond rounding")
+    bad = np.nonzero(diag < 0.0)[0]
+    off = 1.0 - diag[bad]
+    P[bad] /= off[:, None]
+    P[bad, bad] = 0.0
+    return P, float(2.0 * np.max(off - 1.0))
+
+
+def gap_with_error(P: np.ndarray, pi: np.ndarray, truncation: float) -> tuple[float, float]:
+    """The gap of a kernel whose rows each lack up to ``truncation`` of mass (a tail cut), and
+    the most that cut and rounding can move it (Weyl): rows move by <= e = 2 truncation +
+    clipped in l1, so D^1/2 dP D^-1/2 has Frobenius norm <= sqrt(n max pi / min pi) e, doubled
+    by the symmetrisation."""
+    P, clipped = clean_kernel(np.array(P, dtype=np.float64))
+    err = 2.0 * (2.0 * truncation + clipped) * math.sqrt(pi.size * float(pi.max() / pi.min()))
+    return spectral_gap(P, pi), err

@@ -1,5 +1,6 @@
 """The EXPERIMENTS table is the one list: the CLI's help, make run and the README follow it."""
 
+import json
 import re
 import subprocess
 import sys
@@ -7,17 +8,44 @@ from pathlib import Path
 
 from harness.cli import _parser
 from harness.experiments import EXPERIMENTS, experiment_names
+from harness.experiments.declare import from_manifest
+from harness.experiments.framework import Experiment
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_every_table_entry_is_a_package_with_the_framework_contract():
+def test_every_table_entry_is_a_declared_experiment_in_its_own_package():
+    names = experiment_names()
+    assert len(set(names)) == len(names)
     for e in EXPERIMENTS:
-        module = e.module()
-        for name in ("config_for_level", "config_from_manifest", "plan", "summary", "report"):
-            assert callable(getattr(module, name, None)), f"{e.package} lacks {name}()"
+        assert isinstance(e, Experiment) and "all" in e.parts
+        module = sys.modules[type(e).__module__]
         assert Path(module.__file__).name == "__init__.py", f"{e.name} is not a folder"
-        assert "all" in e.parts()
+        assert e.config_type.experiment == e.name
+        for level in ("quick", "full"):
+            config = e.config(level, 0)
+            back = from_manifest(e.config_type, json.loads(json.dumps(config.manifest())))
+            assert back == config, f"{e.name} {level}: the manifest does not round-trip"
+        ids = [c.id for c in e.claims(e.config("quick", 0))]
+        assert ids and len(ids) == len(set(ids)), f"{e.name}: no claims, or repeated ids"
+
+
+def test_no_experiment_imports_another_and_none_hand_writes_its_settings_plumbing():
+    packages = {type(e).__module__ for e in EXPERIMENTS}
+    banned = ("config_from_manifest", "lists_to_tuples", "check_seed", "check_level", "Param(")
+    for path in (ROOT / "harness" / "experiments").rglob("*.py"):
+        text = path.read_text()
+        own = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        if own == "harness.experiments.__init__":
+            continue  # the table
+        for other in packages:
+            if not own.startswith(other):
+                assert f"from {other} " not in text and f"from {other}." not in text, (
+                    f"{path.relative_to(ROOT)} imports the experiment {other}"
+                )
+        if path.name not in ("framework.py", "declare.py"):
+            for word in banned:
+                assert word not in text, f"{path.relative_to(ROOT)} hand-writes {word}"
 
 
 def test_the_readme_table_lists_the_table():
@@ -60,7 +88,7 @@ def test_a_config_of_another_experiment_is_refused_before_any_work(tmp_path):
     from harness.experiments import get_experiment
     from harness.experiments.framework import run
 
-    potts = get_experiment("potts").module().config_for_level("quick", 0)
+    potts = get_experiment("potts").config("quick", 0)
     with pytest.raises(ValueError, match="config = PottsConfig is invalid for minibatch-gap"):
         run(get_experiment("minibatch-gap"), "quick", 0, tmp_path / "x", config=potts)
     assert not (tmp_path / "x").exists()

@@ -106,3 +106,44 @@ def test_a_full_run_report_is_small_and_opens_fast(browser, tmp_path):
     wall_s, console = render(browser, report, tmp_path / "full.png")
     assert console == []
     assert wall_s - blank_s < LOAD_BUDGET_S, f"report {wall_s:.2f} s vs blank {blank_s:.2f} s"
+
+
+def test_the_claims_count_is_the_first_thing_under_the_title(browser, tmp_path):
+    """The report's first screen counts the paper claims by verdict, with a link to each
+    experiment; checked on the DOM Chromium builds from a tiny experiment run."""
+    from harness.experiments.potts import Potts
+    from harness.experiments.potts.settings import PottsConfig, paper_samplers
+    from tests.harness.experiments.tiny import run_tiny
+
+    config = PottsConfig(
+        level="quick",
+        seed=0,
+        side=3,
+        D=3,
+        replicates=2,
+        checkpoints=4,
+        samplers=paper_samplers(200, 10),
+    )
+    run_tiny(Potts(), config, tmp_path / "potts")
+    report = write_report([tmp_path / "potts"], tmp_path / "report.html")
+    done = subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom",
+            report.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    dom = done.stdout
+    title = dom.index("<h1>")
+    count = dom.index('id="claims-count"')
+    assert title < count < dom.index("<nav>") and "Paper claims: " in dom
+    assert 'href="#exp-potts"' in dom and 'id="exp-potts"' in dom

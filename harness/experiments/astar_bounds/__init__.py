@@ -1,132 +1,97 @@
-"""Bounding strategies for A* as the data grow (001_78ff986a3d316097.txt, Sec. 6.2, Fig. 2b).
-
-The mean of a 1-D Gaussian from N observations (``harness.targets.gaussian_mean``): the prior
-is the proposal, o sums N Gaussian log-likelihood terms. Three bounds on o over a box:
-constant (each term's max, summed), linear (each term's tangent, summed, maximised over the
-box) and tight (quadratic per term, which is exact here). A* draws exact samples with each,
-for N on a log grid; the paper finds constant bounds costing about O(sqrt N) times the tight
-ones' evaluations and linear about 3 times.
-"""
+"""Bounding strategies for A* as the data grow (001_78ff986a3d316097.txt, Sec. 6.2, Fig. 2b):
+the mean of a 1-D Gaussian from N observations, the prior as the proposal, o a sum of N
+log-likelihood terms bounded over a box by constant (each term's max), linear (tangents, summed,
+maximised over the box) or tight (quadratic per term: exact here) bounds."""
 
 from __future__ import annotations
 
-import math
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from harness.experiments.astar_costs.cells import (
-    Cell,
-    CostConfig,
-    config_from_settings,
-    plan_cells,
-)
-from harness.experiments.astar_costs.figures import (
-    by_series,
-    cost_figure,
-    cost_table,
-    points,
-    settings_rows,
-    summary_text,
-)
-from harness.experiments.report_parts import cell, table
+from harness.engine import Records
+from harness.experiments import astar_cells as ac
+from harness.experiments import claims as cl
+from harness.experiments.declare import Config, param
 
-NAME = "astar-bounds"
-BOUNDS = ("constant", "linear", "tight")
-plan = plan_cells
-config_from_manifest = config_from_settings
-#: 001 Sec. 6.2: evaluations of linear bounds over tight ones at large N.
-PAPER_LINEAR_RATIO = 3.0
+WHERE = "001 Sec. 6.2, Fig. 2b"
+#: The paper counts "the number of evaluations" and plots both kinds: each is a reading.
+READINGS = {"liks": ("likelihood", ac.LIKS), "bounds": ("bound", ac.BOUNDS)}
 
 
-def config_for_level(level: str, seed: int = 0) -> CostConfig:
-    ns = (1, 10, 100, 1000, 10000)
-    data_sets, per_set = (10, 100) if level == "full" else (5, 20)
-    cells = [
-        Cell(bound, N, "astar", "gaussian-mean", {"N": N, "bound": bound, "seed": k}, per_set)
-        for N in ns
-        for bound in BOUNDS
-        for k in range(data_sets)
-    ]
-    return CostConfig(
-        experiment=NAME,
-        level=level,
-        seed=seed,
-        cells=tuple(cells),
-        notes=(
-            f"{level} level: N in {ns}, {data_sets} synthetic data sets a point, {per_set} exact "
-            "A* samples on each (the paper states neither its runs nor its prior).",
-            "Synthetic data: theta* from the prior, y_n ~ N(theta*, 1); the prior (the "
-            "proposal) is the one of harness.targets.gaussian_mean.",
-        ),
+@dataclass(frozen=True, kw_only=True)
+class BoundsConfig(Config):
+    experiment = "astar-bounds"
+    ns: tuple[int, ...] = param((1, 10, 100, 1000, 10000), low=1, doc="data sizes N")
+    data_sets: int = param(low=1, quick=5, full=10, doc="data sets per N")
+    per_set: int = param(low=1, quick=20, full=100, doc="exact samples per data set and bound")
+    notes: tuple[str, ...] = param(
+        ("Synthetic data: theta* from our prior, y_n ~ N(theta*, 1); the paper gives no prior.",),
+        empty=True,
     )
 
 
-def _ratios(pts: list[Any]) -> dict[str, Any]:
-    series = by_series(pts)
-    tight = {p.x: p for p in series.get("tight", [])}
-    rows = []
-    for N in sorted(tight):
-        t = tight[N]
-        row = [cell(f"{N:g}", "num"), cell(f"{t.mean('liks'):.3g} / {t.mean('bounds'):.3g}", "num")]
-        for name in ("constant", "linear"):
-            p = next((q for q in series.get(name, []) if q.x == N), None)
-            row.append(
-                cell(
-                    "-"
-                    if p is None
-                    else f"{p.mean('liks') / t.mean('liks'):.3g} / "
-                    f"{p.mean('bounds') / t.mean('bounds'):.3g}",
-                    "num",
-                )
+def _constant_slope(w: tuple[float, float]) -> Callable[[Records], cl.Estimate]:
+    """The growth exponent of constant / tight over the N > 1 (at N = 1 they coincide)."""
+
+    def measure(records: Records) -> cl.Estimate:
+        m = ac.means(ac.cells(records, lambda r: r["x"] > 1))
+        ns = sorted(n for s, n in m if s == "constant" and ("tight", n) in m)
+        return cl.loglog_slope(ns, [ac.ratio(("constant", n), ("tight", n), w)(m) for n in ns])
+
+    return measure
+
+
+class AstarBounds(ac.CellExperiment[BoundsConfig]):
+    name = "astar-bounds"
+    paper = "001_78ff986a3d316097.txt, Sec. 6.2 (Fig. 2b)"
+    summary = "A* with constant, linear and tight bounds on a Gaussian mean as N grows"
+    help = (
+        "the mean of a 1-D Gaussian from N observations (prior as the proposal), N in 1..1e4: "
+        "A* with constant, linear and tight (quadratic) bounds, evaluations per sample."
+    )
+    title = "A* with constant, linear and tight bounds as N grows"
+    config_type = BoundsConfig
+    xlabel = "N"
+    kinds = ((" liks", ac.LIKS), (" bounds", ac.BOUNDS))  # Fig. 2b draws both
+
+    def cells(self, c: BoundsConfig) -> list[ac.Cell]:
+        return [
+            ac.Cell(
+                kind, N, "astar", "gaussian-mean", {"N": N, "bound": kind, "seed": k}, c.per_set
             )
-        row.append(cell(f"{math.sqrt(N):.3g}", "num"))
-        rows.append(row)
-    return table(
-        "Evaluations relative to tight bounds",
-        (
-            "N",
-            "tight: liks / bounds a sample",
-            "constant ÷ tight (liks / bounds)",
-            "linear ÷ tight (liks / bounds)",
-            "sqrt(N)",
-        ),
-        rows,
-        "001 Sec. 6.2: for large N, linear bounds multiply the evaluations by about 3 and "
-        "constant bounds by O(sqrt N) (the sqrt(N) column is that rate with constant 1).",
-    )
+            for N in c.ns
+            for kind in ("constant", "linear", "tight")
+            for k in range(c.data_sets)
+        ]
 
-
-def report(config: CostConfig, records: list[dict[str, Any]], manifest: dict[str, Any]) -> dict:
-    del manifest
-    pts = points(records)
-    figures = [
-        {
-            "title": "likelihood evaluations (Fig. 2b)",
-            "svg": cost_figure(pts, "liks", "N (data points)", "likelihood evaluations / sample"),
-        },
-        {
-            "title": "bound evaluations (Fig. 2b)",
-            "svg": cost_figure(pts, "bounds", "N (data points)", "bound evaluations / sample"),
-        },
-    ]
-    return {
-        "title": "A* with constant, linear and tight bounds as N grows",
-        "notes": list(config.notes),
-        "settings": settings_rows(config),
-        "figure_groups": [
-            {
-                "title": "Cost against N (001 Fig. 2b)",
-                "caption": "Mean evaluations per exact sample (bars: 2 standard errors). 001 "
-                "Fig. 2b, read from its axes: all three coincide at N = 1; at N = 1e4 tight "
-                "bounds stay near 1-10 evaluations while constant bounds reach about 1e3.",
-                "figures": figures,
-            }
-        ],
-        "tables": [
-            _ratios(pts),
-            cost_table(pts, "Evaluations per sample", "Pooled over data sets.", x_name="N"),
-        ],
-    }
-
-
-def summary(records: list[dict[str, Any]]) -> str:
-    return summary_text(records)
+    def claims(self, config: BoundsConfig) -> tuple[cl.Claim, ...]:
+        top = max(config.ns)
+        linear = [
+            cl.Claim(
+                id=f"linear-3x-tight-{key}",
+                paper=WHERE,
+                text="For large N, linear bounds multiply the evaluations by 3 over tight bounds.",
+                paper_value="3",
+                quantity=f"linear / tight, {what} evaluations per sample at N = {top}",
+                # "Multiplies by X" (read as "about X") -> within 1.5x of X.
+                rule=cl.within_factor(3.0, 1.5),
+                measure=ac.on(
+                    lambda r: r["x"] == top, ac.ratio(("linear", top), ("tight", top), w)
+                ),
+            )
+            for key, (what, w) in READINGS.items()
+        ]
+        constant = [
+            cl.Claim(
+                id=f"constant-sqrt-n-{key}",
+                paper=WHERE,
+                text="Constant bounds multiply the evaluations by O(sqrt N) over tight bounds.",
+                paper_value="slope 0.5",
+                quantity=f"log-log slope of constant / tight ({what} evaluations) on N, N > 1",
+                # "Grows like sqrt N" -> the log-log slope within [0.4, 0.6].
+                rule=cl.between(0.4, 0.6, "slope in [0.4, 0.6]"),
+                measure=_constant_slope(w),
+            )
+            for key, (what, w) in READINGS.items()
+        ]
+        return (*linear, *constant)

@@ -1,129 +1,81 @@
 """A* and OS* on the clutter posterior as the dimension grows (001_78ff986a3d316097.txt,
-Sec. 6.1).
-
-theta ~ N(0, 2^2 I) is the proposal; 20 points, half uniform in [-5, -3]^D and half in
-[2, 4]^D, each x ~ 0.5 N(theta, I) + 0.5 N(0, 100^2 I): a sharply bimodal posterior. Constant
-per-point bounds (theta clipped into the box). For D = 1..4, A* (001 Alg. 2) and piecewise-
-constant OS* (splitting the rejected piece at the rejected point) draw a few samples on each
-of several data sets.
-"""
+Sec. 6.1): theta ~ N(0, 2^2 I) is the proposal; 20 points, half uniform in [-5, -3]^D and half
+in [2, 4]^D, each x ~ 0.5 N(theta, I) + 0.5 N(0, 100^2 I), so the posterior is sharply bimodal;
+constant per-point bounds. OS* splits the rejected piece at the rejected point."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
-from harness.experiments.astar_costs.cells import Cell, CostConfig, config_from_settings, plan_cells
-from harness.experiments.astar_costs.figures import (
-    by_series,
-    cost_figure,
-    cost_table,
-    points,
-    settings_rows,
-    summary_text,
-)
-from harness.experiments.report_parts import cell, table
+from harness.experiments import astar_cells as ac
+from harness.experiments import claims as cl
+from harness.experiments.declare import Config, param
 
-NAME = "astar-clutter"
-plan = plan_cells
-config_from_manifest = config_from_settings
-#: 001 Sec. 6.1: likelihood evaluations of A* a sample at D = 3 and D = 4 (text, "about").
+WHERE = "001 Sec. 6.1"
+#: A*'s likelihood evaluations per sample that 001 Sec. 6.1 states, by D (also in the records).
 PAPER_ASTAR = {3: 900.0, 4: 4000.0}
-#: ... and OS*'s extra computation over A*, across the problems.
-PAPER_OS_STAR_EXTRA = (0.16, 0.40)
+#: "Computation" is not defined: likelihood evaluations alone, or likelihood + bound ones.
+READINGS = {"liks": ("likelihood evaluations", ac.LIKS), "total": ("liks + bounds", (1.0, 1.0))}
 
 
-def config_for_level(level: str, seed: int = 0) -> CostConfig:
-    data_sets, per_set = (100, 10) if level == "full" else (10, 10)
-    cells = []
-    for D in (1, 2, 3, 4):
-        for k in range(data_sets):
-            args = {"D": D, "seed": 1000 * D + k}
-            cells.append(Cell("A*", D, "astar", "clutter", args, per_set, paper=PAPER_ASTAR.get(D)))
-            cells.append(
-                Cell("OS*", D, "os-star", "clutter", args, per_set, params={"strategy": 1})
+@dataclass(frozen=True, kw_only=True)
+class ClutterConfig(Config):
+    experiment = "astar-clutter"
+    dims: tuple[int, ...] = param((1, 2, 3, 4), low=1, doc="dimensions D")
+    data_sets: int = param(low=1, quick=10, full=100, doc="data sets per D")
+    per_set: int = param(10, low=1, doc="exact samples per data set and sampler")
+    notes: tuple[str, ...] = param(
+        ("Prior sd 2 and inlier weight 0.5: the paper's code's (its text does not say).",),
+        empty=True,
+    )
+
+
+class AstarClutter(ac.CellExperiment[ClutterConfig]):
+    name = "astar-clutter"
+    paper = "001_78ff986a3d316097.txt, Sec. 6.1 (clutter)"
+    summary = "A* and OS* on the clutter posterior, D = 1..4: evaluations per sample"
+    help = (
+        "clutter problem (20 points, half in [-5,-3]^D, half in [2,4]^D; prior N(0, 2^2 I) as "
+        "the proposal; constant per-point bounds): A* against OS* (strategy 1) as D grows."
+    )
+    title = "A* and OS* on the clutter problem, D = 1..4"
+    config_type = ClutterConfig
+    xlabel, logx = "D", False
+
+    def cells(self, c: ClutterConfig) -> list[ac.Cell]:
+        out = []
+        for D, k in ((D, k) for D in c.dims for k in range(c.data_sets)):
+            args, n = {"D": D, "seed": 1000 * D + k}, c.per_set
+            out.append(ac.Cell("A*", D, "astar", "clutter", args, n, paper=PAPER_ASTAR.get(D)))
+            out.append(ac.Cell("OS*", D, "os-star", "clutter", args, n, params={"strategy": 1}))
+        return out
+
+    def claims(self, config: ClutterConfig) -> tuple[cl.Claim, ...]:
+        astar = [
+            cl.Claim(
+                id=f"astar-D{D}",
+                paper=WHERE,
+                text=f"A* needs about {paper:g} likelihood evaluations per sample at D = {D}.",
+                paper_value=f"{paper:g}",
+                quantity=f"A*: likelihood evaluations per sample, D = {D}",
+                # "About X" -> within 1.5x of X.
+                rule=cl.within_factor(paper, 1.5),
+                measure=ac.on(lambda r, D=D: r["x"] == D, lambda m, D=D: m["A*", D][0]),
             )
-    return CostConfig(
-        experiment=NAME,
-        level=level,
-        seed=seed,
-        cells=tuple(cells),
-        bound_cost=1.0,
-        notes=(
-            f"{level} level: D = 1..4, {data_sets} synthetic data sets a dimension (the paper's "
-            f"sizes: 20 points, half in [-5,-3]^D, half in [2,4]^D), {per_set} exact samples on "
-            f"each: {data_sets * per_set} samples a point (the paper averages 100 runs).",
-            "Prior sd 2 and inlier weight 0.5 are the values of the paper's code "
-            "(notes-astar.md Sec. 5); the paper's text does not state them.",
-            "Cost for the OS* comparison: likelihood + bound evaluations (the paper says "
-            "'computation' without defining it).",
-        ),
-    )
-
-
-def _ratios(pts: list[Any]) -> dict[str, Any]:
-    series = by_series(pts)
-    astar = {p.x: p for p in series.get("A*", [])}
-    rows = []
-    for p in series.get("OS*", []):
-        a = astar.get(p.x)
-        if a is None:
-            continue
-        rows.append(
-            [
-                cell(f"{p.x:g}", "num"),
-                cell(f"{a.mean('liks'):.4g}", "num"),
-                cell("-" if a.paper is None else f"{a.paper:g}", "num"),
-                cell(f"{p.mean('liks') / a.mean('liks') - 1:+.0%}", "num"),
-                cell(f"{p.mean('cost', 1.0) / a.mean('cost', 1.0) - 1:+.0%}", "num"),
-            ]
-        )
-    lo, hi = PAPER_OS_STAR_EXTRA
-    return table(
-        "A* against the paper, OS* against A*",
-        ("D", "A* liks / sample", "paper (001 Sec. 6.1)", "OS* liks extra", "OS* cost extra"),
-        rows,
-        f"The paper: A* needs about 900 likelihood evaluations at D = 3 and 4000 at D = 4; OS* "
-        f"needs {lo:.0%} to {hi:.0%} more computation on average.",
-    )
-
-
-def report(config: CostConfig, records: list[dict[str, Any]], manifest: dict[str, Any]) -> dict:
-    del manifest
-    pts = points(records)
-    paper = {"A* (Sec. 6.1 text)": sorted(PAPER_ASTAR.items())}
-    figures = [
-        {
-            "title": "likelihood evaluations",
-            "svg": cost_figure(
-                pts, "liks", "D", "likelihood evaluations / sample", logx=False, paper=paper
-            ),
-        },
-        {
-            "title": "bound evaluations",
-            "svg": cost_figure(pts, "bounds", "D", "bound evaluations / sample", logx=False),
-        },
-    ]
-    return {
-        "title": "A* and OS* on the clutter problem, D = 1..4",
-        "notes": list(config.notes),
-        "settings": settings_rows(config),
-        "figure_groups": [
-            {
-                "title": "Cost against dimension (001 Sec. 6.1)",
-                "caption": "Mean evaluations per exact sample over all data sets (bars: 2 "
-                "standard errors; the spread between data sets is part of it). Hollow squares: "
-                "the paper's stated A* costs.",
-                "figures": figures,
-            }
-        ],
-        "tables": [
-            _ratios(pts),
-            cost_table(
-                pts, "Evaluations per sample", "Pooled over data sets.", bound_cost=1.0, x_name="D"
-            ),
-        ],
-    }
-
-
-def summary(records: list[dict[str, Any]]) -> str:
-    return summary_text(records, 1.0)
+            for D, paper in PAPER_ASTAR.items()
+        ]
+        extra = [
+            cl.Claim(
+                id=f"os-star-extra-{key}-D{D}",
+                paper=WHERE,
+                text=f"OS* needs 16% to 40% more computation than A* on average (D = {D}).",
+                paper_value="1.16 to 1.40",
+                quantity=f"OS* / A*, mean {what} per sample, D = {D}",
+                # A stated range -> the range itself.
+                rule=cl.between(1.16, 1.40, log=True),
+                measure=ac.on(lambda r, D=D: r["x"] == D, ac.ratio(("OS*", D), ("A*", D), w)),
+            )
+            for key, (what, w) in READINGS.items()
+            for D in config.dims
+        ]
+        return (*astar, *extra)

@@ -1,105 +1,95 @@
 """Drill-down A* against rejection on p(x) ∝ exp(-x) / (1 + x)^a (001_78ff986a3d316097.txt,
-Sec. 6.1, Fig. 2a).
-
-Proposal Exp(1), o(x) = -a log(1 + x), unimodal with its mode at 0. For each a on a log grid
-over [1, 1e6]: ``draws`` exact samples by ``astar-drill-down`` and, where it finishes in
-reasonable time, by ``rejection``; the expected cost of rejection, exp(M) nu / Z = 1 / Z
-(M = 0, nu = 1), from the quadrature log Z at every a.
-"""
+Sec. 6.1, Fig. 2a): proposal Exp(1), o(x) = -a log(1 + x) is unimodal (mode 0), so A* needs no
+queue; rejection's expected cost is exp(M) nu / Z = 1 / Z (M = 0, nu = 1)."""
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
-from harness.experiments.astar_costs.cells import Cell, CostConfig, config_from_settings, plan_cells
-from harness.experiments.astar_costs.figures import (
-    cost_figure,
-    cost_table,
-    points,
-    settings_rows,
-    summary_text,
-)
+from harness.engine import Records
+from harness.experiments import astar_cells as ac
+from harness.experiments import claims as cl
+from harness.experiments.declare import Config, param
+from harness.experiments.plots import Line
 
-NAME = "astar-drill-down"
-plan = plan_cells
-config_from_manifest = config_from_settings
+WHERE = "001 Sec. 6.1, Fig. 2a"
 
 
-def config_for_level(level: str, seed: int = 0) -> CostConfig:
-    grid = np.logspace(0, 6, 13 if level == "full" else 7)
-    runs = 1000
-    # Rejection costs about a evaluations a sample (1 / Z): 1000 samples at a = 1e6 are 1e9.
-    rejection_top = 1e6 if level == "full" else 1e4
-    cells = []
-    for a in grid:
-        a = float(f"{a:.6g}")
-        cells.append(Cell("drill-down A*", a, "astar-drill-down", "peaky", {"a": a}, runs))
-        if a <= rejection_top:
-            cells.append(Cell("rejection", a, "rejection", "peaky", {"a": a}, runs))
-    return CostConfig(
-        experiment=NAME,
-        level=level,
-        seed=seed,
-        cells=tuple(cells),
-        notes=(
-            f"{level} level: a on {len(grid)} log-spaced points of [1, 1e6], {runs} samples "
-            f"each (the paper's 1000 runs); rejection up to a = {rejection_top:g}, beyond that "
-            "only its expected cost 1 / Z (dashed).",
-            "Target: exactly the paper's (no data set).",
-        ),
-    )
+@dataclass(frozen=True, kw_only=True)
+class DrillDownConfig(Config):
+    experiment = "astar-drill-down"
+    points: int = param(low=2, quick=7, full=13, doc="a: log-spaced points of [1, 1e6]")
+    draws: int = param(1000, low=1, doc="exact samples per sampler and a")
+    # Rejection costs about a evaluations a sample: 1000 samples at a = 1e6 are 1e9.
+    rejection_top: float = param(low=1.0, quick=1e4, full=1e6, doc="rejection run up to a =")
 
 
-def _expected_rejection(xs: list[float]) -> list[tuple[float, float]]:
+@cache
+def inverse_z(a: float) -> float:
     from harness.targets.box_density import peaky_exponential
 
-    return [(a, float(np.exp(-peaky_exponential(a).log_normaliser))) for a in xs]
+    return math.exp(-peaky_exponential(a).log_normaliser)
 
 
-def report(config: CostConfig, records: list[dict[str, Any]], manifest: dict[str, Any]) -> dict:
-    del manifest
-    pts = points(records)
-    xs = sorted({c.x for c in config.cells})
-    drill = [p for p in pts if p.series == "drill-down A*"]
-    lines = []
-    if drill:
-        top = max(drill, key=lambda p: p.x)
-        lines.append(
-            f"drill-down at a = {top.x:g}: {top.mean('liks'):.3g} likelihood and "
-            f"{top.mean('bounds'):.3g} bound evaluations a sample; log2(a) = {np.log2(top.x):.3g}"
-        )
-    figure = cost_figure(
-        pts,
-        "liks",
-        "a (peakiness)",
-        "likelihood evaluations / sample",
-        extra={"rejection, expected 1 / Z": _expected_rejection(xs)},
+def _drill_top(records: Records) -> cl.Estimate:
+    runs = cl.select(records, "cell", series="drill-down A*")
+    return cl.mean_interval(max(runs, key=lambda r: r["x"])["liks"], "draws")
+
+
+def _rejection_slope(records: Records) -> cl.Estimate:
+    runs = cl.select(records, "cell", series="rejection")
+    x = [inverse_z(float(r["x"])) for r in runs]
+    return cl.loglog_slope(x, [np.mean(r["liks"]) for r in runs], "values of a")
+
+
+class AstarDrillDown(ac.CellExperiment[DrillDownConfig]):
+    name = "astar-drill-down"
+    paper = "001_78ff986a3d316097.txt, Sec. 6.1 (Fig. 2a)"
+    summary = "A* drill-down vs rejection on exp(-x)/(1+x)^a: evaluations per sample vs a"
+    help = (
+        "p(x) proportional to exp(-x)/(1+x)^a, proposal Exp(1), a log-spaced over [1, 1e6]: "
+        "exact samples by astar-drill-down and by rejection, and rejection's expected cost 1/Z."
     )
-    bounds = cost_figure(pts, "bounds", "a (peakiness)", "bound evaluations / sample")
-    return {
-        "title": "A* drill-down vs rejection on exp(-x) / (1 + x)^a",
-        "notes": [*config.notes, *lines],
-        "settings": settings_rows(config),
-        "figure_groups": [
-            {
-                "title": "Cost against peakiness (001 Fig. 2a)",
-                "caption": "Mean evaluations per exact sample (bars: 2 standard errors). "
-                "001 Fig. 2a, read from its axes: drill-down stays between 1 and 10 likelihood "
-                "evaluations a sample over a in [1, 1e6] while rejection grows without bound "
-                "(its curve leaves the plot); the paper gives no table.",
-                "figures": [
-                    {"title": "likelihood evaluations (Fig. 2a)", "svg": figure},
-                    {"title": "bound evaluations", "svg": bounds},
-                ],
-            }
-        ],
-        "tables": [
-            cost_table(pts, "Evaluations per sample", "One row per (sampler, a).", x_name="a")
-        ],
-    }
+    title = "A* drill-down vs rejection on exp(-x) / (1 + x)^a"
+    config_type = DrillDownConfig
+    xlabel = "a"
 
+    def cells(self, c: DrillDownConfig) -> list[ac.Cell]:
+        out = []
+        for a in (float(f"{a:.6g}") for a in np.logspace(0, 6, c.points)):
+            out.append(ac.Cell("drill-down A*", a, "astar-drill-down", "peaky", {"a": a}, c.draws))
+            if a <= c.rejection_top:
+                out.append(ac.Cell("rejection", a, "rejection", "peaky", {"a": a}, c.draws))
+        return out
 
-def summary(records: list[dict[str, Any]]) -> str:
-    return summary_text(records)
+    def guides(self, config: DrillDownConfig) -> list[Line]:
+        a = sorted({c.x for c in self.cells(config)})
+        return [Line("rejection, expected: 1 / Z", a, [inverse_z(x) for x in a], style="--")]
+
+    def claims(self, config: DrillDownConfig) -> tuple[cl.Claim, ...]:
+        return (
+            cl.Claim(
+                id="drill-down-1-to-10",
+                paper=WHERE,
+                text="Drill-down A* needs 1 to 10 likelihood evaluations a sample, a in [1, 1e6].",
+                paper_value="1 to 10 (read off Fig. 2a)",
+                quantity="drill-down: likelihood evaluations per sample at the largest a",
+                # A band read off a figure -> the band itself.
+                rule=cl.between(1.0, 10.0),
+                measure=_drill_top,
+            ),
+            cl.Claim(
+                id="rejection-like-1-over-z",
+                paper=f"{WHERE}; Sec. 5",
+                text="Rejection's cost grows like 1 / Z (geometric trials, rate Z / exp(M) nu).",
+                paper_value="slope 1",
+                quantity="log-log slope of rejection's likelihood evaluations per sample on 1/Z",
+                # "Grows like X" -> the log-log slope within 0.1 of X's exponent.
+                rule=cl.between(0.9, 1.1, "slope in [0.9, 1.1]"),
+                measure=_rejection_slope,
+            ),
+        )

@@ -1,297 +1,258 @@
-"""A* against OS* on robust (Cauchy) Bayesian regression (001_78ff986a3d316097.txt, Sec. 6.4,
-Fig. 3).
-
-Data as in the paper: w* = (2, ..., 2), X' ~ randn(N/2, D), y' = X' w* + 0.1 randn, X = [X'; X'],
-y = [y'; -y'], so the posterior has equal modes near +w* and -w*. Proposal uniform on
-[-10, 10]^D; o = log prior (isotropic Gaussian, sd 5: the paper does not give it) + the Cauchy
-log-likelihood, bounded per point by linear or quadratic functions
-(``harness.targets.robust_regression``, "linear-quadratic"). Cost = likelihood evaluations +
-(D + 1) x bound evaluations. Three parts:
-
-- ``single``: one exact sample at a time. A* with 1 + Poisson(1/p - 1) draws per node
-  expansion (``extra_draws``) and OS* (both refinement strategies) refining on a share p of
-  rejections (``refine_prob``), p in {1, 0.5, 0.2, 0.1} (the colours of Fig. 3);
-- ``reuse``: 200 samples a data set with the bounds kept across samples (001 Sec. 4);
-- ``slice``: a random-direction slice sampler given 10 times A*'s budget for those 200 samples,
-  and its switches between the two modes (the paper: one switch in five runs at D = 2, none
-  at D > 2).
-"""
+"""A* against OS* on robust (Cauchy) regression (001_78ff986a3d316097.txt, Sec. 6.4, Fig. 3),
+and a slice sampler's mode switches; cost = liks + (D + 1) x bounds. A* draws 1 + Poisson(1/p - 1)
+points per expansion, OS* refines on a share p of rejections; "single" cells draw one sample at
+a time, "reuse" cells 200 with the bounds kept (001 Sec. 4)."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-import matplotlib
+import numpy as np
+from numba import njit
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+from harness.engine import Records, Task
+from harness.experiments import astar_cells as ac
+from harness.experiments import claims as cl
+from harness.experiments.declare import Config, param
+from harness.experiments.framework import Column, task
+from harness.experiments.plots import Line, group, line_figure
 
-from harness.experiments.astar_costs.cells import Cell, CostConfig, cell_tasks, config_from_settings
-from harness.experiments.astar_costs.figures import cost_table, points, settings_rows, summary_text
-from harness.experiments.astar_robust.slice_baseline import slice_task
-from harness.experiments.report_parts import cell, table
-from harness.figures import inline_svg
-
-NAME = "astar-robust"
-RATES = (1.0, 0.5, 0.2, 0.1)
-BUDGET_FACTOR = 10
-config_from_manifest = config_from_settings
+WHERE = "001 Sec. 6.4, Fig. 3"
+#: The slice bracket's initial width (the modes are about 0.1 wide and 5.7 apart at D = 2).
+WIDTH = 1.0
+OS = ("OS* s1", "OS* s2")
+PANEL = {"single": "left", "reuse": "right"}
 
 
-def _cells(part: str, D: int, N: int, seeds: range, draws: int, reuse: bool) -> list[Cell]:
-    cells = []
-    for k in seeds:
-        args = {"D": D, "N": N, "bound": "linear-quadratic", "seed": k}
-        for p in RATES:
-            extra = {"reuse": True} if reuse else {}
-            cells.append(
-                Cell(
-                    f"{part} A*",
-                    p,
-                    "astar",
-                    "robust",
-                    args,
-                    draws,
-                    params={"extra_draws": 1.0 / p - 1.0, **extra},
+@dataclass(frozen=True, kw_only=True)
+class RobustConfig(Config):
+    experiment = "astar-robust"
+    D: int = param(2, low=1, doc="dimension D (A* and OS*)")
+    N: int = param(250, low=2, doc="data points N")
+    rates: tuple[float, ...] = param((1.0, 0.5, 0.2, 0.1), low=0.01, high=1.0, doc="rates p")
+    single_sets: int = param(low=1, quick=3, full=20, doc="single samples: data sets")
+    single_draws: int = param(low=1, quick=2, full=5, doc="single samples: draws per data set")
+    reuse_sets: int = param(low=1, quick=2, full=5, doc="reused bounds: data sets")
+    reuse_draws: int = param(200, low=1, doc="reused bounds: draws per data set")
+    slice_dims: tuple[int, ...] = param(low=1, quick=(2,), full=(2, 3), doc="slice sampler: D")
+    budget_factor: int = param(10, low=1, doc="slice budget: this many times A*'s")
+    notes: tuple[str, ...] = param(
+        ("Ours: the prior sd (5), the per-point bounds, OS* s2's split (largest nu(B), median).",),
+        empty=True,
+    )
+
+
+def mode_of(x: np.ndarray) -> int:
+    """+1 near +w* = (2, ..., 2), -1 near -w*, 0 in between (hysteresis for switches)."""
+    m = float(np.mean(x))
+    return 1 if m > 1.0 else (-1 if m < -1.0 else 0)
+
+
+def slice_chain(target: Any, budget: int, rng: np.random.Generator) -> dict[str, Any]:
+    """Slice steps (Neal 2003: stepping out, shrinkage) along random directions until ``budget``
+    density evaluations are spent; the mode switches and the share of states near +w*."""
+    o, lo, hi, data = njit(cache=False)(target.log_lik), target.lo, target.hi, target.data
+
+    def phi(x: np.ndarray) -> float:  # i + o in the box (i is uniform there), -inf outside
+        return -math.inf if np.any(x < lo) or np.any(x > hi) else float(o(x, data))
+
+    x = target.lo + rng.random(target.d) * (target.hi - target.lo)  # a draw of the prior
+    fx = phi(x)
+    evals, steps, switches, last, plus = 1, 0, 0, mode_of(x), 0
+    while evals < budget:
+        d = rng.standard_normal(target.d)
+        d /= np.linalg.norm(d)
+        level = fx - rng.standard_exponential()
+        left = -WIDTH * rng.random()
+        right = left + WIDTH
+        while phi(x + left * d) > level and evals < budget:
+            left, evals = left - WIDTH, evals + 1
+        while phi(x + right * d) > level and evals < budget:
+            right, evals = right + WIDTH, evals + 1
+        evals += 2  # the two evaluations that ended the stepping out
+        while evals < budget:
+            t = left + rng.random() * (right - left)
+            fy = phi(y := x + t * d)
+            evals += 1
+            if fy > level:
+                x, fx = y, fy
+                break
+            left, right = (t, right) if t < 0 else (left, t)  # shrink the bracket
+        steps += 1
+        m = mode_of(x)
+        plus += m > 0
+        if m != 0:
+            switches += last != 0 and m != last
+            last = m
+    share = plus / max(steps, 1)
+    return {"steps": steps, "evals": evals, "switches": switches, "share_plus": share}
+
+
+def run_slice(D: int, N: int, data_seed: int, budget: int, rng: np.random.Generator) -> Records:
+    from harness.targets.robust_regression import robust_regression
+
+    out = slice_chain(robust_regression(D, N, "constant", data_seed), budget, rng)
+    return [{"type": "slice", "D": D, "N": N, "data_seed": data_seed, "budget": budget, **out}]
+
+
+def _switches(records: Records, D: int) -> cl.Estimate:
+    runs = [r["switches"] for r in cl.select(records, "slice", D=D)]
+    return cl.poisson_rate(sum(runs), len(runs))
+
+
+class AstarRobust(ac.CellExperiment[RobustConfig]):
+    name = "astar-robust"
+    paper = "001_78ff986a3d316097.txt, Sec. 6.4 (Fig. 3)"
+    summary = "A* vs OS* on robust Cauchy regression; 200 samples with reused bounds; slice"
+    help = (
+        "robust (Cauchy) regression with a bimodal posterior (data as in the paper), D = 2, N = "
+        "250, per-point linear/quadratic bounds: A* with extra draws per node against OS* (both "
+        "strategies) refining on a share p of rejections, single samples and 200 samples with "
+        "reused bounds; a random-direction slice sampler at 10x A*'s budget counts mode switches."
+    )
+    title = "A* and OS* on robust Cauchy regression; the slice-sampler baseline"
+    config_type = RobustConfig
+    columns = (
+        *ac.COLUMNS,
+        Column("D", lambda r: r.get("d", r.get("D"))),
+        *(Column(t, f) for t, f in (("slice budget", "budget"), ("steps", "steps"))),
+        Column("mode switches", "switches"),
+        Column("share near +w*", "share_plus", ".2f"),
+    )
+
+    def cells(self, c: RobustConfig) -> list[ac.Cell]:
+        """Both panels at D, then A* with reused bounds at the other slice dimensions."""
+
+        def cell(part: str, p: float, D: int, k: int, n: int, **params: Any) -> list[ac.Cell]:
+            args = {"D": D, "N": c.N, "bound": "linear-quadratic", "seed": k}
+            alg = "os-star" if "strategy" in params else "astar"
+            return [ac.Cell(part, p, alg, "robust", args, n, params=params)]
+
+        out, reuse = [], range(100, 100 + c.reuse_sets)
+        for part, k, n, more in [
+            *(("single", k, c.single_draws, {}) for k in range(c.single_sets)),
+            *(("reuse", k, c.reuse_draws, {"reuse": True}) for k in reuse),
+        ]:
+            for p in c.rates:
+                out += cell(f"{part} A*", p, c.D, k, n, extra_draws=1.0 / p - 1.0, **more)
+                for s in (1, 2):
+                    out += cell(f"{part} OS* s{s}", p, c.D, k, n, strategy=s, refine_prob=p, **more)
+        for D, k in ((D, k) for D in c.slice_dims if D != c.D for k in reuse):
+            out += cell("reuse A*", 1.0, D, k, c.reuse_draws, extra_draws=0.0, reuse=True)
+        return out
+
+    def plan(self, config: RobustConfig, records: Records, part: str) -> list[Task]:
+        """The cells, then a slice chain per reused-bounds data set once A*'s budget is known:
+        ``budget_factor`` x the cost of A* (one draw per node) drawing with reused bounds."""
+        tasks, c = super().plan(config, records, part), config
+        for r in ac.cells(records, lambda r: r["series"] == "reuse A*" and r["x"] == 1.0):
+            D, k = r["target_args"]["D"], r["target_args"]["seed"]
+            if D in c.slice_dims:
+                budget = int(c.budget_factor * (sum(r["liks"]) + (D + 1) * sum(r["bounds"])))
+                key = f"slice|D={D}|N={c.N}|data={k}|budget={budget}"
+                label = f"slice D={D} data {k}"
+                tasks.append(task(c, key, run_slice, D, c.N, k, budget, label=label))
+        return tasks
+
+    def claims(self, config: RobustConfig) -> tuple[cl.Claim, ...]:
+        ps, w = config.rates, (1.0, config.D + 1.0)
+
+        def claim(id: str, part: str, text: str, q: str, f: Callable, up: bool = True) -> cl.Claim:
+            """``f`` of one panel's means at D, where OS* is ``m[kind, p]``, A* ``m["A*", p]``."""
+            measure = ac.on(
+                lambda r: r["series"].startswith(part) and r["target_args"]["D"] == config.D,
+                lambda m: f({(s[len(part) + 1 :], x): v for (s, x), v in m.items()}),
+            )
+            rule = cl.above(1.0) if up else cl.below(1.0)
+            return cl.Claim(id, f"{WHERE} {PANEL[part]}", text, q, rule, measure)
+
+        def trade(m: ac.Means, s: str) -> float:  # > 1: OS* uses fewer liks and more bounds
+            gm = np.exp(np.mean([np.log(m[s, p] / m["A*", p]) for p in ps], axis=0))
+            return float(min(1 / gm[0], gm[1]))
+
+        # "A point OS* does not reach": the figure's equal-cost lines read it as a lower total
+        # cost, the words as a point no OS* point betters in both counts; both judged.
+        reach = "A* operates at a point that OS* (either strategy, any p) does not reach (read:"
+        # "A uses fewer than B" -> the interval of B / A lies above 1.
+        panels = [
+            *(
+                claim(
+                    f"single-fewer-than-s{s[-1]}",
+                    "single",
+                    f"Drawing single samples, A* uses fewer bound and fewer likelihood "
+                    f"evaluations than {s} at every operating point p.",
+                    f"least over p and both kinds of {s} / A* evaluations per sample",
+                    lambda m, s=s: min(min(m[s, p] / m["A*", p]) for p in ps),
                 )
-            )
-            for strategy in (1, 2):
-                cells.append(
-                    Cell(
-                        f"{part} OS* s{strategy}",
-                        p,
-                        "os-star",
-                        "robust",
-                        args,
-                        draws,
-                        params={"strategy": strategy, "refine_prob": p, **extra},
-                    )
-                )
-    return cells
-
-
-def config_for_level(level: str, seed: int = 0) -> CostConfig:
-    full = level == "full"
-    D, N = 2, 250  # the setting of Fig. 3's panels
-    single_sets, reuse_sets = (20, 5) if full else (3, 2)
-    cells = _cells("single", D, N, range(single_sets), 5 if full else 2, False)
-    cells += _cells("reuse", D, N, range(100, 100 + reuse_sets), 200, True)
-    slice_dims = (2, 3) if full else (2,)
-    return CostConfig(
-        experiment=NAME,
-        level=level,
-        seed=seed,
-        cells=tuple(cells),
-        bound_cost=D + 1.0,
-        extra={
-            "D": D,
-            "N": N,
-            "reuse_seeds": list(range(100, 100 + reuse_sets)),
-            "slice_dims": list(slice_dims),
-        },
-        notes=(
-            f"{level} level: D = {D}, N = {N} (Fig. 3's panels); single samples on "
-            f"{single_sets} synthetic data sets (paper: 20), 200 samples with reused bounds on "
-            f"{reuse_sets} (paper: 5); slice sampler at D in {slice_dims}.",
-            "Synthetic data exactly as the paper describes; the prior sd (5) and the per-point "
-            "linear/quadratic bounds are ours (the paper's appendix is not available).",
-            f"Cost: likelihood evaluations + (D + 1) = {D + 1} x bound evaluations, as the paper "
-            "weighs them.",
-        ),
-    )
-
-
-def _astar_budget(records: list[dict[str, Any]], data_seed: int, D: int) -> int | None:
-    """10 x the cost of A* (one draw per node) for the 200 samples of a reuse data set."""
-    for r in records:
-        if (
-            r.get("type") == "cell"
-            and r["series"] == "reuse A*"
-            and float(r["x"]) == 1.0
-            and r["target_args"]["seed"] == data_seed
-            and r["target_args"]["D"] == D
-        ):
-            return int(BUDGET_FACTOR * (sum(r["liks"]) + (D + 1) * sum(r["bounds"])))
-    return None
-
-
-def plan(config: CostConfig, records: list[dict[str, Any]], part: str = "all") -> list:
-    """The cells, then a slice chain per reuse data set once A*'s budget there is known (at
-    D > 2 from an A* run planned here too)."""
-    del part
-    tasks = cell_tasks(config.cells, config.seed)
-    D, N = config.extra["D"], config.extra["N"]
-    extra_cells = []
-    for dim in config.extra["slice_dims"]:
-        if dim == D:
-            continue
-        for k in config.extra["reuse_seeds"]:
-            args = {"D": dim, "N": N, "bound": "linear-quadratic", "seed": k}
-            extra_cells.append(
-                Cell(
-                    "reuse A*",
-                    1.0,
-                    "astar",
-                    "robust",
-                    args,
-                    200,
-                    params={"extra_draws": 0.0, "reuse": True},
-                )
-            )
-    tasks += cell_tasks(tuple(extra_cells), config.seed)
-    for dim in config.extra["slice_dims"]:
-        for k in config.extra["reuse_seeds"]:
-            budget = _astar_budget(records, k, dim)
-            if budget is not None:
-                tasks.append(slice_task(config.seed, dim, N, k, budget))
-    return tasks
-
-
-def _scatter(pts: list[Any], part: str) -> str:
-    fig, ax = plt.subplots(figsize=(5.2, 4.0))
-    markers = {"A*": "o", "OS* s1": "s", "OS* s2": "D"}
-    cmap = plt.get_cmap("Blues")
-    for p in pts:
-        if p.series.startswith(part):
-            kind = p.series[len(part) + 1 :]
-            ax.scatter(
-                p.mean("liks"),
-                p.mean("bounds"),
-                marker=markers.get(kind, "x"),
-                color=cmap(0.35 + 0.6 * p.x),
-                edgecolor="k",
-                s=40,
-                zorder=3,
-            )
-    for kind, m in markers.items():
-        ax.scatter([], [], marker=m, color=cmap(0.9), edgecolor="k", label=kind)
-    scale = "log" if any(p.series.startswith(part) for p in pts) else "linear"
-    ax.set(
-        xscale=scale,
-        yscale=scale,
-        xlabel="likelihood evaluations / sample",
-        ylabel="bound evaluations / sample",
-    )
-    ax.grid(True, which="both", alpha=0.25)
-    ax.legend(fontsize=7, frameon=False, title="darker: refine more (p -> 1)", title_fontsize=7)
-    return inline_svg(fig)
-
-
-def _slice_table(records: list[dict[str, Any]]) -> dict[str, Any]:
-    rows = [
-        [
-            cell(r["D"], "num"),
-            cell(r["data_seed"], "num"),
-            cell(r["budget"], "num"),
-            cell(r["steps"], "num"),
-            cell(r["switches"], "num"),
-            cell(f"{r['share_plus']:.2f}", "num"),
-        ]
-        for r in records
-        if r.get("type") == "slice"
-    ]
-    switches = {}
-    for r in records:
-        if r.get("type") == "slice":
-            switches.setdefault(r["D"], []).append(r["switches"])
-    lines = [f"D = {d}: {sum(v)} switches in {len(v)} runs" for d, v in sorted(switches.items())]
-    return table(
-        "Slice sampler with 10 x A*'s budget (001 Sec. 6.4)",
-        (
-            "D",
-            "data set",
-            "budget (evaluations)",
-            "slice steps",
-            "mode switches",
-            "share of steps near +w*",
-        ),
-        rows,
-        "Budget: 10 x (likelihood + (D + 1) x bound evaluations) of A* drawing 200 samples with "
-        "reused bounds on the same data. The paper: one switch across five runs at D = 2, none "
-        "at D > 2. An exact sampler splits its samples evenly between the modes.",
-        {"cls": "pass", "lines": lines} if lines else None,
-    )
-
-
-def _ratios(pts: list[Any], part: str, bound_cost: float) -> dict[str, Any]:
-    base = next((p for p in pts if p.series == f"{part} A*" and p.x == 1.0), None)
-    rows = []
-    for p in pts:
-        if p.series.startswith(part) and base is not None:
-            rows.append(
-                [
-                    cell(p.series[len(part) + 1 :]),
-                    cell(f"{p.x:g}", "num"),
-                    cell(f"{p.mean('liks'):.4g}", "num"),
-                    cell(f"{p.mean('bounds'):.4g}", "num"),
-                    cell(
-                        f"{p.mean('cost', bound_cost) / base.mean('cost', bound_cost):.3g}", "num"
-                    ),
-                ]
-            )
-    return table(
-        f"{part}: cost relative to A* with one draw per node",
-        ("sampler", "p", "liks / sample", "bounds / sample", "relative total cost"),
-        rows,
-        "001 Fig. 3: across operating points A* uses fewer bound and fewer likelihood "
-        "evaluations than both OS* strategies for single samples; with 200 samples and reused "
-        "bounds OS* can use fewer likelihood evaluations at the price of more bounds, but A* "
-        "operates at a point OS* does not reach.",
-    )
-
-
-def report(config: CostConfig, records: list[dict[str, Any]], manifest: dict[str, Any]) -> dict:
-    del manifest
-    D = config.extra["D"]
-    cells = [r for r in records if r.get("type") == "cell" and r["target_args"]["D"] == D]
-    pts = points(cells)
-    return {
-        "title": "A* and OS* on robust Cauchy regression; the slice-sampler baseline",
-        "notes": list(config.notes),
-        "settings": settings_rows(config),
-        "figure_groups": [
-            {
-                "title": "Bound against likelihood evaluations (001 Fig. 3)",
-                "caption": "One marker per sampler and refinement rate p, means over data sets "
-                "and samples. Circles: A* with 1 + Poisson(1/p - 1) draws per expansion; "
-                "squares: OS* splitting the rejected piece at the rejected point; diamonds: OS* "
-                "splitting the piece of largest proposal mass; OS* refines on a share p of "
-                "rejections. 001 Fig. 3 plots the same axes relative to a baseline it does not "
-                "state (left, single samples: up to 600 x likelihood, 900 x bound; right, 200 "
-                "samples: up to 2000 and 3000).",
-                "figures": [
-                    {
-                        "title": "single samples (Fig. 3 left)",
-                        "svg": _scatter(pts, "single"),
-                    },
-                    {
-                        "title": "200 samples, reused bounds (Fig. 3 right)",
-                        "svg": _scatter(pts, "reuse"),
-                    },
-                ],
-            }
-        ],
-        "tables": [
-            _ratios(pts, "single", config.bound_cost),
-            _ratios(pts, "reuse", config.bound_cost),
-            _slice_table(records),
-            cost_table(
-                pts,
-                "Evaluations per sample",
-                "Pooled over data sets.",
-                bound_cost=config.bound_cost,
-                x_name="p",
+                for s in OS
             ),
-        ],
-    }
+            *(
+                claim(
+                    f"reuse-trade-s{s[-1]}",
+                    "reuse",
+                    f"With 200 samples and reused bounds, {s} uses fewer likelihood evaluations "
+                    "than A* at the expense of more bound evaluations.",
+                    "lesser of A* / OS* liks and OS* / A* bounds per sample (geometric means)",
+                    lambda m, s=s: trade(m, s),
+                )
+                for s in OS
+            ),
+            claim(
+                "reuse-astar-cheapest",
+                "reuse",
+                f"{reach} a lower total cost).",
+                "A*'s least cost / OS*'s least cost",
+                lambda m: (
+                    min(m["A*", p] @ w for p in ps) / min(m[s, p] @ w for s in OS for p in ps)
+                ),
+                up=False,
+            ),
+            claim(
+                "reuse-astar-undominated",
+                "reuse",
+                f"{reach} no OS* point uses fewer of both).",
+                "max over A*'s points of the min over OS*'s of the larger OS* / A* ratio",
+                lambda m: max(min(max(m[s, q] / m["A*", p]) for s in OS for q in ps) for p in ps),
+            ),
+        ]
+        # "Rarely switches" -> fewer than one switch a run (the paper: 1 in 5 runs, 0 at D > 2).
+        slices = [
+            cl.Claim(
+                id=f"slice-switches-D{D}",
+                paper="001 Sec. 6.4",
+                text=f"A slice sampler given 10x A*'s budget for 200 samples {text} at D = {D}.",
+                paper_value=value,
+                quantity=f"mode switches per run, D = {D}",
+                rule=cl.below(1.0, "below 1 a run"),
+                measure=lambda rs, D=D: _switches(rs, D),
+            )
+            for D, text, value in (
+                (2, "switched modes once in five runs", "1 in 5 runs"),
+                (3, "never switched modes", "0 in 5 runs"),
+            )
+        ]
+        return (*panels, *slices)
 
+    def figures(self, config: RobustConfig, records: Records) -> list[dict[str, Any]]:
+        m = ac.means(ac.cells(records, lambda r: r["target_args"]["D"] == config.D))
 
-def summary(records: list[dict[str, Any]]) -> str:
-    slices = [r for r in records if r.get("type") == "slice"]
-    text = summary_text([r for r in records if r.get("type") == "cell"], 3.0)
-    for r in slices:
-        text += (
-            f"\nslice D={r['D']} data {r['data_seed']}: {r['switches']} mode switches in "
-            f"{r['steps']} steps ({r['budget']} evaluations)"
-        )
-    return text
+        def panel(part: str) -> str:
+            ls = []
+            for s in ("A*", *OS):
+                vs = [m[k] for k in ((f"{part} {s}", p) for p in config.rates) if k in m]
+                ls += [Line(s, *zip(*vs, strict=True), [0.0] * len(vs))] if vs else []
+            return line_figure(ls, "likelihood evaluations / sample", "bound evaluations / sample")
+
+        rates = ", ".join(f"{p:g}" for p in config.rates)
+        caption = f"One marker per sampler and rate p (p = {rates}); means over data sets."
+        return [
+            group(
+                "Bound against likelihood evaluations",
+                caption,
+                ("single samples", panel("single")),
+                ("200 samples, reused bounds", panel("reuse")),
+            )
+        ]

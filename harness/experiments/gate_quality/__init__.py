@@ -1,77 +1,272 @@
-"""Gate quality: both error rates of every gate, measured.
-
-The false-failure rate of each gate on every registered algorithm (correct samplers, many
-seeds), and the catch rate of ``harness verify`` on the project's planted bugs
-(``tests/plugins/planted_*.py``). Families registered later appear with no edit here: the
-algorithms come from the registry and the bugs from the planted files. See :mod:`.settings`,
-:mod:`.run` and :mod:`.report`.
-"""
+"""Gate quality: both error rates of every gate. The false-failure rate of each gate on every
+registered algorithm (correct samplers, many seeds), and the catch rate of ``harness verify``
+on the planted bugs (``tests/plugins/planted_*.py``); families registered later join with no
+edit here."""
 
 from __future__ import annotations
 
-import math
+import json
+import re
+import tempfile
+from dataclasses import dataclass
+from functools import partial
+from glob import glob
+from pathlib import Path
 from typing import Any
 
-from harness.engine import SeedKey, Task
-from harness.experiments.gate_quality.report import report, summary
-from harness.experiments.gate_quality.run import (
-    catch,
-    correct_algorithms,
-    false_failures,
-    planted_bugs,
+import numpy as np
+
+import harness.experiments.claims as cl
+from harness.calibration import RATE_HEADERS, GateRate, gate_rate, gate_rows, rate_row
+from harness.engine import Records, Task
+from harness.experiments.declare import LEVELS, Config, param
+from harness.experiments.framework import Column, Experiment, task
+from harness.experiments.report_parts import cell, table
+from harness.registry import build_registry, registry_for
+from harness.runner import RunConfig, verify
+from harness.verification import plan_cases
+
+PLANTED_GLOB = "tests/plugins/planted_*.py"  # relative to the directory the command runs in
+PLANTED_PREFIX = "planted:"
+IMPL = "numba"
+CATCH_BARS = {"quick": 0.90, "full": 0.95}  # the project's bar for the planted suite
+OWN = "the harness's own gates"
+CAPTION = (
+    "calibrated: the 99.9% interval of the rate holds alpha (for a combined or bound gate: starts "
+    "at or below it, conservative by design) and the p-values pass a KS test of uniformity (p >= "
+    "0.001; one-sided for combined gates)."
 )
-from harness.experiments.gate_quality.settings import (
-    IMPL,
-    GateQualityConfig,
-    config_for_level,
-    config_from_manifest,
-)
-
-__all__ = [
-    "PARTS",
-    "TIMED",
-    "config_for_level",
-    "config_from_manifest",
-    "plan",
-    "report",
-    "summary",
-]
-
-PARTS = ("all", "false-failures", "catch")
-#: Nothing here is timed: the tasks may share the CPU (all cores by default).
-TIMED = False
+#: What a catch record keeps of each verdict (the report says why an escaped bug escaped).
+GATE_FIELDS = ("problem", "gate", "p_value", "adjusted_p", "verdict", "stage", "detectable")
+GATE_FIELDS += ("detectable_measure", "detail")
 
 
-def plan(config: GateQualityConfig, records: list[dict[str, Any]], part: str = "all") -> list[Task]:
-    """Seed blocks of every algorithm, then one verify run per planted bug and level."""
-    del records  # every task is independent of the others
-    tasks = []
-    if part in ("all", "false-failures"):
-        for _, algorithm in correct_algorithms():
-            for block in range(math.ceil(config.seeds / config.chunk)):
-                first = block * config.chunk
+@dataclass(frozen=True, kw_only=True)
+class GateQualityConfig(Config):
+    experiment = "gate-quality"
+    seeds: int = param(low=10, quick=60, full=500, doc="seeds per algorithm")
+    n: int = param(20_000, low=100, doc="draws or steps per seed (fewer where verify's are)")
+    alpha: float = param(0.05, low=0.0, high=1.0, open=True, doc="alpha")
+    chunk: int = param(low=1, quick=20, full=25, doc="seeds per task")
+    catch_levels: tuple[str, ...] = param(
+        choices=LEVELS, quick=("quick",), full=("quick", "full"), doc="planted bugs at levels"
+    )
+    planted: tuple[str, ...] = param((), empty=True, doc="planted-bug files")
+
+
+def correct_algorithms() -> list[tuple[str, str]]:
+    """(family, algorithm) of every registered algorithm with a Numba implementation."""
+    return [(s.family, s.name) for s in build_registry() if IMPL in s.implementations]
+
+
+def false_failures(
+    name: str, first: int, count: int, n: int, alpha: float, impl: str, rng: np.random.Generator
+) -> Records:
+    """Seeds first .. first + count - 1, seed s on case s mod len(verify's quick cases)."""
+    spec = build_registry().get(name)
+    cases = [(c.problem, dict(c.params), c.n) for c in plan_cases([spec], "quick")]
+    rows = []
+    for seed, child in zip(range(first, first + count), rng.spawn(count), strict=True):
+        problem, params, case_n = cases[seed % len(cases)]
+        for row in gate_rows(spec, impl, problem, params, min(n, case_n), alpha, child):
+            rows.append({**row, "seed": seed, "problem": problem, "params": json.dumps(params)})
+    head = {"type": "ffr", "family": spec.family, "algorithm": name, "first": first}
+    return [{**head, "count": count, "n": n, "alpha": alpha, "rows": rows}]
+
+
+def planted_bugs(files: tuple[str, ...]) -> list[dict[str, str]]:
+    """The planted bugs of the plugin ``files``, read from their ``Bug:`` and ``Caught by:``."""
+    out: list[dict[str, str]] = []
+    for path in files:
+        for spec in registry_for((path,)):
+            if not spec.family.startswith(PLANTED_PREFIX) or spec.name in [b["name"] for b in out]:
+                continue
+            bug = re.search(r"Bug:\s*(.+?)(?:\n\s*\n|\n\s*Caught by:|$)", spec.summary, re.S)
+            expected = re.search(r"Caught by:\s*(.+)", spec.summary)
+            out.append(
+                {
+                    "name": spec.name,
+                    "file": path,
+                    "family": spec.family[len(PLANTED_PREFIX) :],
+                    "bug": " ".join(bug.group(1).split()) if bug else spec.summary.strip(),
+                    "expected": expected.group(1).strip() if expected else "",
+                }
+            )
+    return out
+
+
+def catch(bug: dict[str, str], level: str, seed: int, rng: np.random.Generator) -> Records:
+    """``harness verify`` of the bug: caught when a gate but runs/coverage fails (no ``rng``)."""
+    plugin = str(Path(bug["file"]).resolve())
+    config = RunConfig((bug["name"],), ("reference",), level, seed, plugins=(plugin,))
+    with tempfile.TemporaryDirectory(prefix="planted-") as tmp:
+        done = verify(config, Path(tmp) / "run", workers=1, progress=False, scheduler="inprocess")
+    verdicts = done["verdicts"]
+    failed = [v for v in verdicts if v["verdict"] == "fail"]
+    statistical = [v for v in failed if v["gate"] not in ("runs", "coverage")]
+    record = {"type": "catch", **bug, "level": level, "caught": bool(statistical)}
+    record["crashed"] = any(v["gate"] == "runs" for v in failed)
+    record["failed_gates"] = sorted({v["gate"] for v in statistical})
+    record["gates"] = [{k: v.get(k) for k in GATE_FIELDS} for v in verdicts]
+    return [record]
+
+
+def _gate_rows(records: Records) -> Records:
+    return [
+        {**row, "family": r["family"], "algorithm": r["algorithm"]}
+        for r in records
+        if r.get("type") == "ffr"
+        for row in r["rows"]
+    ]
+
+
+def rates(records: Records, alpha: float, by: tuple[str, ...]) -> list[tuple[tuple, GateRate]]:
+    """One :class:`GateRate` per group of ``by`` (e.g. ("family", "gate")), in sorted order."""
+    groups: dict[tuple, Records] = {}
+    for row in _gate_rows(records):
+        groups.setdefault(tuple(row[k] for k in by), []).append(row)
+    return [(key, gate_rate(key[-1], rows, alpha)) for key, rows in sorted(groups.items())]
+
+
+def escape_reason(r: dict[str, Any]) -> str:
+    """Why a planted bug escaped: the expected gates' verdicts with what they could detect."""
+    if r["crashed"]:
+        return "the sampler raised (a crash is not a catch)"
+    expected = [g.strip() for g in r["expected"].split(",") if g.strip()]
+    parts = []
+    for g in [g for g in r["gates"] if g["gate"] in expected] or r["gates"]:
+        p = g.get("adjusted_p") if g.get("adjusted_p") is not None else g.get("p_value")
+        p_text = "" if p is None else f" p = {p:.3g},"
+        det = g.get("detectable")
+        det_text = "" if det is None else f" detectable {det:.3g} ({g['detectable_measure']})"
+        parts.append(f"{g['gate']} on {g['problem']} (stage {g['stage']}):{p_text}{det_text}")
+    return "; ".join(parts) + ": the bug's effect is below what these gates resolve at this level"
+
+
+def _pooled(records: Records, alpha: float, kinds: tuple[str, ...]) -> cl.Estimate:
+    """Rejections / trials of the gates of ``kinds``, over alpha, bootstrapped over the seeds
+    (the gates of one seed see the same draws; seed s of every algorithm makes one unit)."""
+    kind = {key: g.kind for key, g in rates(records, alpha, ("family", "gate"))}
+    # One complex number per seed: failures + 1j * trials (sums fast in the bootstrap).
+    seeds: dict[int, complex] = {}
+    for r in _gate_rows(records):
+        k = kind[r["family"], r["gate"]]
+        if k in kinds and (k == "bound" or r["p_value"] is not None):
+            failed = not r["passed"] if k == "bound" else r["p_value"] < alpha
+            seeds[r["seed"]] = seeds.get(r["seed"], 0j) + complex(failed, 1)
+    if not seeds:
+        raise cl.Inconclusive(f"no false-failure records of {'/'.join(kinds)} gates yet")
+    ratio = lambda u: (t := sum(u)).real / t.imag / alpha  # noqa: E731
+    return cl.bootstrap(list(seeds.values()), ratio, unit="seeds")
+
+
+def _worst_gate(records: Records, alpha: float) -> cl.Estimate:
+    """The largest rejection rate / alpha over (family, gate), simultaneous intervals."""
+    gates = [g for _, g in rates(records, alpha, ("family", "gate"))]
+    k, n = [g.failed for g in gates], [g.trials for g in gates]
+    return cl.worst_proportion(k, n, [1 / alpha] * len(gates), "seeds")
+
+
+def _caught(records: Records, level: str) -> cl.Estimate:
+    bugs = cl.select(records, "catch", level=level)
+    return cl.proportion(sum(r["caught"] for r in bugs), len(bugs), "planted bugs")
+
+
+class GateQuality(Experiment[GateQualityConfig]):
+    name = "gate-quality"
+    paper = "the harness's own gates (no paper)"
+    summary = (
+        "Both error rates of every gate: false failures on correct samplers, planted bugs caught"
+    )
+    help = (
+        "every registered algorithm over many seeds (each seed one of the cases `harness verify "
+        "--level quick` runs), each gate's rejection rate at alpha = 0.05 with a 99.9% interval "
+        "and the uniformity of its p-values; then `harness verify` on every planted bug in "
+        "tests/plugins/planted_*.py. quick: 60 seeds, bugs at the default level; full: 500 "
+        "seeds, bugs at both levels. --part false-failures|catch."
+    )
+    title = "Gate quality: false failures on correct samplers, catches of planted bugs"
+    config_type = GateQualityConfig
+    parts = ("all", "false-failures", "catch")
+    timed = False
+    record_types = ("catch",)
+    columns = (
+        Column("bug", "name"),
+        Column("family", "family"),
+        Column("level", "level"),
+        Column("what is wrong", "bug"),
+        Column("expected gate", "expected"),
+        Column("caught by", lambda r: ", ".join(r["failed_gates"]) if r["caught"] else "escaped"),
+        Column("why not", lambda r: "" if r["caught"] else escape_reason(r)),
+    )
+
+    def config(self, level: str, seed: int = 0) -> GateQualityConfig:
+        return GateQualityConfig.for_level(level, seed, planted=tuple(sorted(glob(PLANTED_GLOB))))
+
+    def plan(self, config: GateQualityConfig, records: Records, part: str) -> list[Task]:
+        tasks = []
+        for _, name in correct_algorithms() if part in ("all", "false-failures") else ():
+            for first in range(0, config.seeds, config.chunk):
                 count = min(config.chunk, config.seeds - first)
-                key = f"ffr|{algorithm}|{first}"
-                tasks.append(
-                    Task(
-                        key=key,
-                        fn=false_failures,
-                        inputs=(algorithm, first, count, config.n, config.alpha, IMPL),
-                        seed=SeedKey.from_label(config.seed, key),
-                        label=f"{algorithm} seeds {first}-{first + count - 1}",
-                    )
-                )
-    if part in ("all", "catch"):
-        for level in config.catch_levels:
+                args = (name, first, count, config.n, config.alpha, IMPL)
+                key, label = f"ffr|{name}|{first}", f"{name} seeds {first}-{first + count - 1}"
+                tasks.append(task(config, key, false_failures, *args, label=label))
+        for level in config.catch_levels if part in ("all", "catch") else ():
             for bug in planted_bugs(config.planted):
-                key = f"catch|{level}|{bug['name']}"
-                tasks.append(
-                    Task(
-                        key=key,
-                        fn=catch,
-                        inputs=(bug, level, config.seed),
-                        seed=SeedKey.from_label(config.seed, key),
-                        label=f"{bug['name']} ({level})",
-                    )
+                key, label = f"catch|{level}|{bug['name']}", f"{bug['name']} ({level})"
+                tasks.append(task(config, key, catch, bug, level, config.seed, label=label))
+        return tasks
+
+    def claims(self, config: GateQualityConfig) -> tuple[cl.Claim, ...]:
+        a = config.alpha
+        return (
+            cl.Claim(
+                "ffr-tests",
+                OWN,
+                f"The rejection-test gates fail correct samplers at rate alpha = {a:g}.",
+                "rejection rate / alpha, pooled over the test gates",
+                cl.within_factor(1.0, 1.5),  # "at rate alpha": about alpha, within 1.5x
+                partial(_pooled, alpha=a, kinds=("test",)),
+            ),
+            cl.Claim(
+                "ffr-conservative",
+                OWN,
+                "The combined and bound gates fail correct samplers at most at rate alpha.",
+                "rejection rate / alpha, pooled over the combined and bound gates",
+                cl.below(1.0),  # "at most alpha"
+                partial(_pooled, alpha=a, kinds=("combined", "bound")),
+            ),
+            cl.Claim(
+                "ffr-every-gate",
+                OWN,
+                "No gate fails correct samplers at a rate above its alpha.",
+                "largest rejection rate / alpha over (family, gate)",
+                cl.below(1.5),  # consistent with alpha: not above it by more than 1.5x
+                partial(_worst_gate, alpha=a),
+            ),
+            *(
+                cl.Claim(
+                    f"catch-{level}",
+                    OWN,
+                    f"`harness verify --level {level}` catches the planted bugs.",
+                    "share of the planted bugs caught",
+                    cl.above(CATCH_BARS[level], f"above {CATCH_BARS[level]:g} (the project's bar)"),
+                    partial(_caught, level=level),
                 )
-    return tasks
+                for level in config.catch_levels
+            ),
+        )
+
+    def tables(self, config: GateQualityConfig, records: Records) -> list[dict[str, Any]]:
+        out = []
+        for title, by in (("family", ("family",)), ("algorithm", ("family", "algorithm"))):
+            rows = []
+            for key, g in rates(records, config.alpha, (*by, "gate")):
+                *text, ok = rate_row(g.to_dict())
+                rows.append(
+                    [*map(cell, (*key[:-1], *text)), cell(ok, "pass" if g.calibrated else "fail")]
+                )
+            if rows:
+                headers = [*by, *RATE_HEADERS[:-1], "calibrated"]
+                out.append(table(f"False failures by {title} and gate", headers, rows, CAPTION))
+        return out

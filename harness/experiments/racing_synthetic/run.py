@@ -1,186 +1,245 @@
-"""The tasks of the racing-synthetic experiment: one setting in, its records out.
-
-- :func:`run_error_setting`: one (variant, algorithm, distribution, sigma, delta) cell of
-  000_26bed7cc1ef3ab92.txt, Fig. 1(b)-(h): errors against the exact argmax under the same Gumbel
-  noise, a 95% Clopper-Pearson interval, the proportion of the N * D rewards sampled, the
-  fraction of draws that stopped before T = N, wall time;
-- :func:`run_speed_setting`: Racing-Normal against the exact Gumbel-max sampler, both Numba,
-  timed in alternation in one process: evaluation saving, wall-clock speedup and their ratio.
-"""
+"""Settings and tasks of racing-synthetic (000, Sec. 5.1, Fig. 1; Appx. C.1): one task per
+(variant, algorithm, distribution, sigma, delta) cell, checked against the exact argmax under
+the same Gumbel noise; one benchmark task per noise level (against exact Gumbel-max)."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import os
 import time
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
-from harness.engine import SeedKey, label_words
-from harness.experiments.racing_synthetic.settings import (
-    ALGORITHMS,
-    CONFIDENCE,
-    EXACT_ALGORITHM,
-    IMPL,
-    ErrorSetting,
-    SpeedSetting,
-)
-from harness.registry import build_registry
-from harness.spec import AlgorithmSpec, sample
-from harness.targets.discrete import DiscreteFactorTarget, synthetic_rewards
+from harness.engine import Records, SeedKey, label_words
+from harness.experiments.claims import CONFIDENCE
+from harness.experiments.declare import Config, Declared, param
+from harness.registry import registry_for
+from harness.spec import sample
+from harness.targets.discrete import REWARD_DISTRIBUTIONS, DiscreteFactorTarget, synthetic_rewards
 
-Records = list[dict[str, Any]]
+ALGORITHMS = ("lil-ucb", "racing-ebs", "racing-normal")
+EXACT_ALGORITHM = "gumbel-max"
+IMPL = "numba"
+INF = float("inf")
+SIGMAS, QUICK_SIGMAS = (1e-5, 1e-4, 1e-3, 1e-2), (1e-5, 1e-3, 1e-2)
+DELTAS = (1e-3, 3e-3, 1e-2, 3e-2, 0.1)
+NOTE = (
+    "lil-ucb: heuristic constants, scale C_i/2; racing-ebs: m1 = 2, C = reward range; "
+    "racing-normal: m1 = 50 (Numba implementations, defaults of the registry)."
+)
+
+
+@dataclass(frozen=True)
+class Variant(Declared):
+    """One panel family of Fig. 1 / Appx. C.1."""
+
+    name: str
+    D: int = param(low=2)
+    N: int = param(low=2)
+    sigmas: tuple[float, ...] = param(low=0.0, high=INF, open=True)
+    variance: str = param("pairwise", choices=("pairwise", "marginal"))
+    algorithms: tuple[str, ...] = param(ALGORITHMS, choices=ALGORITHMS)
+    #: lil'UCB (one reward per step) runs below this sigma only: hours per cell above it.
+    lil_ucb_below: float = param(INF, low=0.0, high=INF)
+
+
+@dataclass(frozen=True)
+class SpeedPlan(Declared):
+    D: int = param(low=2)
+    N: int = param(low=2)
+    sigmas: tuple[float, ...] = param(low=0.0, high=INF, open=True)
+    delta: float = param(0.05, low=0.0, high=1.0, open=True)
+    distribution: str = param("normal", choices=REWARD_DISTRIBUTIONS)
+    draws: int = param(500, low=1)
+    repeat: int = param(5, low=1)
+    #: The harness's own goal: wall-clock speedup >= goal x evaluation saving.
+    goal: float = param(0.7, low=0.0, high=INF, open=True)
+
+    def key(self, sigma: float) -> str:
+        return (
+            f"speed|{self.distribution}|sigma={sigma:g}|D={self.D}|N={self.N}|"
+            f"delta={self.delta:g}|draws={self.draws}|repeat={self.repeat}"
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class RacingSyntheticConfig(Config):
+    experiment = "racing-synthetic"
+    n: int = param(low=1, quick=2000, full=10_000, doc="draws per setting")
+    deltas: tuple[float, ...] = param(DELTAS, low=0.0, high=1.0, open=True, doc="delta grid")
+    distributions: tuple[str, ...] = param(
+        REWARD_DISTRIBUTIONS, choices=REWARD_DISTRIBUTIONS, doc="reward distributions"
+    )
+    # The first variant is Fig. 1; the others are Appx. C.1's.
+    variants: tuple[Variant, ...] = param(
+        quick=(Variant("main", 10, 10_000, QUICK_SIGMAS, lil_ucb_below=1e-2),),
+        full=(
+            Variant("main", 10, 100_000, SIGMAS),
+            Variant("D2", 2, 100_000, SIGMAS),
+            Variant("D100", 100, 100_000, SIGMAS[:3], lil_ucb_below=1e-4),
+            Variant("marginal", 10, 100_000, SIGMAS, "marginal", ALGORITHMS[1:]),
+        ),
+        doc="variant",
+    )
+    speed: SpeedPlan | None = param(
+        None,
+        quick=SpeedPlan(10, 10_000, QUICK_SIGMAS, draws=500, repeat=5),
+        full=SpeedPlan(10, 100_000, SIGMAS, draws=1000, repeat=7),
+        doc="benchmark",
+    )
+    notes: tuple[str, ...] = param((NOTE,), empty=True)
+
+
+@dataclass(frozen=True)
+class ErrorSetting:
+    """One point of Fig. 1(b)-(h): its error rate and its proportion of rewards sampled."""
+
+    variant: str
+    algorithm: str
+    distribution: str
+    sigma: float
+    D: int
+    N: int
+    delta: float
+    variance: str | None
+    n: int
+
+    @property
+    def key(self) -> str:
+        return (
+            f"error|{self.variant}|{self.algorithm}|{self.distribution}|sigma={self.sigma:g}|"
+            f"D={self.D}|N={self.N}|delta={self.delta:g}|{self.variance}|n={self.n}"
+        )
+
+
+def error_settings(
+    config: RacingSyntheticConfig, skipped: bool = False
+) -> tuple[ErrorSetting, ...]:
+    """The cells of the sweep that run (or, ``skipped``, that lil'UCB's limit leaves out)."""
+    out = []
+    for v in config.variants:
+        cells = itertools.product(v.sigmas, config.distributions, v.algorithms, config.deltas)
+        for sigma, dist, a, delta in cells:
+            if (a == "lil-ucb" and sigma >= v.lil_ucb_below) == skipped:
+                variance = None if a == "lil-ucb" else v.variance
+                out.append(
+                    ErrorSetting(v.name, a, dist, sigma, v.D, v.N, delta, variance, config.n)
+                )
+    return tuple(out)
 
 
 @lru_cache(maxsize=2)
 def _target(distribution: str, sigma: float, D: int, N: int, seed: int) -> DiscreteFactorTarget:
-    # The raw rewards depend on (distribution, D, N) only, so every sigma rescales the same
-    # draws and every algorithm and delta faces exactly the same problem.
+    # The raw rewards depend on (distribution, D, N) only: every sigma rescales the same draws.
     rng = SeedKey.from_label(seed, f"target|{distribution}|D={D}|N={N}").generator()
     return synthetic_rewards(D, N, distribution, sigma, rng)
 
 
-@lru_cache(maxsize=1)
-def _registry_specs() -> dict[str, AlgorithmSpec]:
-    registry = build_registry()
-    return {name: registry.get(name) for name in (*ALGORITHMS, EXACT_ALGORITHM)}
-
-
-def _spec(name: str) -> AlgorithmSpec:
-    return _registry_specs()[name]
+def _draws(name: str, target: Any, n: int, rng: np.random.Generator, **params: Any) -> Any:
+    return sample(registry_for(()).get(name), IMPL, target, n, rng, **params)
 
 
 def warm() -> None:
-    """Compile (or load from cache) every kernel first, so no setting's wall time includes it."""
     tiny = synthetic_rewards(3, 64, "normal", 0.01, np.random.default_rng(0))
-    for name in ALGORITHMS:
-        for variance in ("pairwise", "marginal") if name != "lil-ucb" else (None,):
-            params = {"delta": 0.1, "exact_answer": True}
-            if variance is not None:
-                params.update(variance=variance, m1=2)
-            sample(_spec(name), IMPL, tiny, 2, np.random.default_rng(0), **params)
-    sample(_spec(EXACT_ALGORITHM), IMPL, tiny, 2, np.random.default_rng(0))
-
-
-def _interval(errors: int, n: int) -> tuple[float, float]:
-    low, high = proportion_confint(errors, n, alpha=1.0 - CONFIDENCE, method="beta")
-    return float(low), float(high)
+    racing = [{"variance": v, "m1": 2} for v in ("pairwise", "marginal")]
+    for name, params in [("lil-ucb", {}), *itertools.product(ALGORITHMS[1:], racing)]:
+        _draws(name, tiny, 2, np.random.default_rng(0), delta=0.1, exact_answer=True, **params)
+    _draws(EXACT_ALGORITHM, tiny, 2, np.random.default_rng(0))
 
 
 def run_error_setting(s: ErrorSetting, seed: int, *, rng: np.random.Generator) -> Records:
-    """Draw ``s.n`` samples with the exact answer under the same noise; count the misses.
-
-    ``rng`` is the setting's own stream, ``SeedKey.from_label(seed, s.key)``; ``seed`` also
-    picks the rewards (shared by every algorithm and delta).
-    """
     target = _target(s.distribution, s.sigma, s.D, s.N, seed)
+    variance = {} if s.variance is None else {"variance": s.variance}
     t0 = time.perf_counter()
-    draws = sample(_spec(s.algorithm), IMPL, target, s.n, rng, **s.params())
+    draws = _draws(s.algorithm, target, s.n, rng, delta=s.delta, exact_answer=True, **variance)
     wall = time.perf_counter() - t0
     errors = int(np.count_nonzero(draws.values != draws.extras["exact"]))
-    low, high = _interval(errors, s.n)
-    record = {
-        "key": s.key,
-        "variant": s.variant,
-        "algorithm": s.algorithm,
-        "distribution": s.distribution,
-        "sigma": s.sigma,
-        "D": s.D,
-        "N": s.N,
-        "delta": s.delta,
-        "variance": s.variance,
-        "n": s.n,
-        "errors": errors,
-        "error_rate": errors / s.n,
-        "ci_low": low,
-        "ci_high": high,
-        # evals counts the racing rewards only; the exact answer's N * D per draw is apart.
-        "reward_proportion": draws.evals / (s.n * s.N * s.D),
-        "mean_evals_per_draw": draws.evals / s.n,
-        "stopped_early": float(np.mean(draws.extras["stopped_early"])),
-        "wall_s": wall,
-        "impl": IMPL,
-        "type": "error",
-    }
-    return [record]
+    low, high = proportion_confint(errors, s.n, alpha=1.0 - CONFIDENCE, method="beta")
+    return [
+        {
+            "key": s.key,
+            **dataclasses.asdict(s),
+            "errors": errors,
+            "error_rate": errors / s.n,
+            "ci_low": float(low),
+            "ci_high": float(high),
+            # evals counts the racing rewards only; the exact answer's N * D per draw is apart.
+            "reward_proportion": draws.evals / (s.n * s.N * s.D),
+            "mean_evals_per_draw": draws.evals / s.n,
+            "stopped_early": float(np.mean(draws.extras["stopped_early"])),
+            "wall_s": wall,
+            "impl": IMPL,
+            "type": "error",
+        }
+    ]
 
 
-def _timed_draws(
-    spec: AlgorithmSpec, target: DiscreteFactorTarget, n: int, rng: np.random.Generator, **params
-) -> tuple[float, int]:
-    """Seconds per draw of one call, and the rewards it evaluated."""
+def _timed(name: str, target: Any, n: int, rng: np.random.Generator, **params: Any) -> tuple:
     t0 = time.perf_counter()
-    draws = sample(spec, IMPL, target, n, rng, **params)
+    draws = _draws(name, target, n, rng, **params)
     return (time.perf_counter() - t0) / n, draws.evals
 
 
 def _load_average() -> float:
-    """The 1-minute load average (NaN where the OS has none): timings are only as quiet as this."""
     try:
         return float(os.getloadavg()[0])
-    except (AttributeError, OSError):
+    except (AttributeError, OSError):  # no load average on this OS
         return float("nan")
 
 
-def run_speed_setting(s: SpeedSetting, seed: int) -> Records:
-    """Racing-Normal and exact Gumbel-max in alternation on one target; medians of repeats.
-
-    saving = N * D / (mean rewards per racing draw); speedup = exact s/draw / racing s/draw.
-    Both kernels are warmed on this very target first (compiled, data in cache). Each call
-    has its own stream, ``SeedKey.from_label(seed, s.key, *words)``.
-    """
+def run_speed_setting(s: SpeedPlan, sigma: float, seed: int) -> Records:
+    """Racing-Normal and exact Gumbel-max in alternation, both warmed; medians of repeats."""
+    key = s.key(sigma)
 
     def rng(*words: int) -> np.random.Generator:
-        return SeedKey.from_label(seed, s.key, *words).generator()
+        return SeedKey.from_label(seed, key, *words).generator()
 
     t_start = time.perf_counter()
     load_before = _load_average()
-    target = _target(s.distribution, s.sigma, s.D, s.N, seed)
-    racing, exact = _spec("racing-normal"), _spec(EXACT_ALGORITHM)
-    _timed_draws(racing, target, 2, rng(999), delta=s.delta)
-    _timed_draws(exact, target, 2, rng(999))
+    target = _target(s.distribution, sigma, s.D, s.N, seed)
+    _timed("racing-normal", target, 2, rng(999), delta=s.delta)
+    _timed(EXACT_ALGORITHM, target, 2, rng(999))
     racing_times, exact_times, evals = [], [], 0
     for r in range(s.repeat):
-        t_r, spent = _timed_draws(racing, target, s.draws, rng(r, 0), delta=s.delta)
-        t_e, _ = _timed_draws(exact, target, s.draws, rng(r, 1))
+        t_r, spent = _timed("racing-normal", target, s.draws, rng(r, 0), delta=s.delta)
         racing_times.append(t_r)
-        exact_times.append(t_e)
+        exact_times.append(_timed(EXACT_ALGORITHM, target, s.draws, rng(r, 1))[0])
         evals += spent
     mean_evals = evals / (s.repeat * s.draws)
     saving = s.N * s.D / mean_evals
     racing_s, exact_s = float(np.median(racing_times)), float(np.median(exact_times))
     speedup = exact_s / racing_s
-    # Per-repeat speedups: their spread shows how much other load on the machine disturbed it.
+    # Per-repeat speedups: their spread shows how much other load disturbed the timing.
     each = np.asarray(exact_times) / np.asarray(racing_times)
-    record = {
-        "key": s.key,
-        "distribution": s.distribution,
-        "sigma": s.sigma,
-        "D": s.D,
-        "N": s.N,
-        "delta": s.delta,
-        "draws": s.draws,
-        "repeat": s.repeat,
-        "mean_evals_per_draw": mean_evals,
-        "saving": saving,
-        "exact_s_per_draw": exact_s,
-        "racing_s_per_draw": racing_s,
-        "speedup": speedup,
-        "speedup_range": (float(each.min()), float(each.max())),
-        "ratio": speedup / saving,
-        "goal": s.goal,
-        "goal_met": bool(speedup >= s.goal * saving),
-        "load_avg": (load_before, _load_average()),
-        "racing_times": tuple(racing_times),
-        "exact_times": tuple(exact_times),
-        "wall_s": time.perf_counter() - t_start,
-        "seed": seed,
-        "spawn_key": label_words(s.key),
-        "algorithm": "racing-normal",
-        "exact_algorithm": EXACT_ALGORITHM,
-        "impl": IMPL,
-        "type": "speed",
-    }
-    return [record]
+    plan = {k: getattr(s, k) for k in ("distribution", "D", "N", "delta", "draws", "repeat")}
+    return [
+        {
+            "key": key,
+            **plan,
+            "sigma": sigma,
+            "mean_evals_per_draw": mean_evals,
+            "saving": saving,
+            "exact_s_per_draw": exact_s,
+            "racing_s_per_draw": racing_s,
+            "speedup": speedup,
+            "speedup_range": (float(each.min()), float(each.max())),
+            "ratio": speedup / saving,
+            "goal": s.goal,
+            "goal_met": bool(speedup >= s.goal * saving),
+            "load_avg": (load_before, _load_average()),
+            "racing_times": tuple(racing_times),
+            "exact_times": tuple(exact_times),
+            "wall_s": time.perf_counter() - t_start,
+            "seed": seed,
+            "spawn_key": label_words(key),
+            "algorithm": "racing-normal",
+            "exact_algorithm": EXACT_ALGORITHM,
+            "impl": IMPL,
+            "type": "speed",
+        }
+    ]

@@ -10,6 +10,7 @@ import pytest
 
 from harness.engine import label_words
 from harness.experiments import get_experiment
+from harness.experiments.claims import judge
 from harness.experiments.common import checkpoints
 from harness.experiments.declare import from_manifest
 from harness.experiments.framework import run, section
@@ -190,6 +191,43 @@ def test_section_of_a_partial_run_says_what_is_missing(tiny_run: Path, tmp_path:
 
 def test_write_report_renders_the_claims_first(tiny_run: Path, tmp_path: Path) -> None:
     page = write_report([tiny_run], tmp_path / "report.html").read_text(encoding="utf-8")
-    assert "Factors per iteration" in page and "<svg" in page
+    assert "Marginal error" in page and "<svg" in page
     assert 'id="claims-count"' in page and "Paper claims:" in page
-    assert page.index("Paper claims</h3>") < page.index("Factors per iteration")
+    assert page.index("Paper claims</h3>") < page.index("Marginal error")
+
+
+def _made_up(good: bool) -> list[dict]:
+    """Three runs per sampler of only the fields the claims read: the paper's story (good) or
+    its reverse on every count."""
+    error = {"gibbs": 0.1, "pg-0.1": 0.3, "pg-1": 0.12, "pg-5": 0.1, "dmin-1": 0.5, "dmin-1e4": 0.2}
+    us = {"gibbs": 2.0, "pg-0.1": 0.2, "pg-1": 0.5, "pg-5": 1.0, "dmin-1": 3.0, "dmin-1e4": 90.0}
+    if not good:
+        error |= {"pg-1": 0.6, "dmin-1": 0.05, "pg-0.1": 0.05}
+        us |= {"gibbs": 0.1, "dmin-1e4": 0.1}
+    paper = {"pg-0.1": 7.0, "pg-1": 28.0, "pg-5": 132.0}
+    out = []
+    for label in error:
+        for k in range(3):
+            jitter = 1 + 1e-4 * k
+            count = paper.get(label, 399.0) * (1.0 if good else 3.0) * jitter
+            out.append(
+                {
+                    "type": "chain",
+                    "label": label,
+                    "n_steps": 100_000,
+                    "L": 5.09 if good else 3.0,
+                    "draws_per_iter": count,
+                    "factors_per_iter": count,
+                    "error": [1.0, error[label] * jitter],
+                    "sampler_s": [0.0, us[label] * 0.1 * jitter],
+                }
+            )
+    return out
+
+
+def test_claims_decide_both_ways() -> None:
+    claims = POTTS.claims(POTTS.config("quick"))
+    good, bad = _made_up(True), _made_up(False)
+    for claim in claims:
+        assert judge(claim, good).verdict == "reproduced", claim.id
+        assert judge(claim, bad).verdict == "not reproduced", claim.id

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.experiments.framework import Experiment, RunSummary, run
 from harness.experiments.declare import Config
+from harness.experiments.framework import Experiment, RunSummary, run
 
 #: Record fields that depend on the clock or the source tree, or that the store adds.
 CLOCK_FIELDS = frozenset({"wall_s", "sampler_s", "setup_s", "code", "task_lines"})
