@@ -272,7 +272,7 @@ def test_section_opens_with_claims_and_has_the_figures(tiny_run: Path) -> None:
     assert by_id["gibbs-error-rate"]["paper_value"] == "0.0004"
     assert by_id["gibbs-error-rate"]["verdict"] == "setting differs"
     # One adaptation per sampler: a point value, no interval.
-    assert "gives no interval" in by_id["speedup-convergence"]["reason"]
+    assert "no interval" in by_id["speedup-convergence"]["reason"]
     assert by_id["no-bias"]["verdict"] == "inconclusive"  # 2 pairs of chains: no bootstrap
     assert len(sec["records_table"]["rows"]) == 19
 
