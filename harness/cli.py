@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 import textwrap
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -140,6 +141,14 @@ def _parser() -> argparse.ArgumentParser:
         help="algorithm to verify (repeatable; default: all registered)",
     )
     ver.add_argument(
+        "--problem",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this problem, from the catalog or a --plugin (repeatable; default: every "
+        "problem that fits) - to check one new problem of your own",
+    )
+    ver.add_argument(
         "--impl",
         default="all",
         choices=[*IMPLEMENTATION_NAMES, "all"],
@@ -256,8 +265,11 @@ def _parser() -> argparse.ArgumentParser:
     cal.add_argument("--algorithm", required=True)
     cal.add_argument(
         "--problem",
-        default=None,
-        help="problem name, from the catalog or a --plugin (default: the first fitting)",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="problem name, from the catalog or a --plugin (repeatable: each is calibrated in "
+        "turn; default: the first fitting)",
     )
     cal.add_argument("--impl", default="numba", choices=IMPLEMENTATION_NAMES)
     cal.add_argument("--seeds", type=int, default=500)
@@ -378,6 +390,15 @@ def _add_backend_args(p: argparse.ArgumentParser, workers_help: str) -> None:
         help=f"where tasks run: {SCHEDULER_HELP}",
     )
     p.add_argument("--workers", type=int, default=None, help=workers_help)
+    p.add_argument(
+        "--task-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop any task that runs longer (a failed 'runs' verdict; the run goes on); "
+        "default: 600 s at --level quick and 3600 s at full for verify, 1800 s and 12 h for "
+        "reproduce",
+    )
 
 
 def _add_reproduce(sub: argparse._SubParsersAction) -> None:
@@ -600,6 +621,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         plugins=tuple(args.plugin),
         escalation=Escalation(),
         reference=args.reference,
+        problems=tuple(dict.fromkeys(args.problem)),
     )
     summary = verify(
         config,
@@ -609,6 +631,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         log=lambda msg: print(msg, file=sys.stderr),
         move_stale=args.move_stale,
         scheduler=args.scheduler,
+        task_timeout=args.task_timeout,
     )
     verdicts = summary["verdicts"]
     print_verdicts(verdicts, load_records(args.out / RECORDS), verbose=args.verbose)
@@ -647,21 +670,26 @@ def _parse_params(items: list[str]) -> dict[str, Any]:
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from harness.calibration import calibrate, format_calibration
 
-    result = calibrate(
-        args.algorithm,
-        problem=args.problem,
-        impl=args.impl,
-        seeds=args.seeds,
-        n=args.n,
-        alpha=args.alpha,
-        plugins=tuple(args.plugin),
-        progress=True,
-        params=_parse_params(args.param) if args.param else None,
-    )
-    print(format_calibration(result))
+    params = _parse_params(args.param) if args.param else None
+    results = [
+        calibrate(
+            args.algorithm,
+            problem=problem,
+            impl=args.impl,
+            seeds=args.seeds,
+            n=args.n,
+            alpha=args.alpha,
+            plugins=tuple(args.plugin),
+            progress=True,
+            params=params,
+        )
+        for problem in (dict.fromkeys(args.problem) or [None])
+    ]
+    print("\n\n".join(format_calibration(r) for r in results))
     if args.json:
-        args.json.write_text(json.dumps(result, indent=2))
-    return 0 if result["calibrated"] else 1
+        data = results[0] if len(results) == 1 else results
+        args.json.write_text(json.dumps(data, indent=2))
+    return 0 if all(r["calibrated"] for r in results) else 1
 
 
 def _cmd_draw(args: argparse.Namespace) -> int:
@@ -742,6 +770,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         move_stale=args.move_stale,
         log=lambda msg: print(msg, file=sys.stderr),
+        task_timeout=args.task_timeout,
     )
     report = write_report([out], out / "report.html")
     print(
@@ -766,10 +795,16 @@ COMMANDS = {
 }
 
 
+def _one_line_warning(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
+    print(f"harness: warning: {message}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warning
+            return COMMANDS[args.command](args)
     except (ValueError, RuntimeError, FileNotFoundError) as exc:
         print(f"harness {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -131,13 +132,21 @@ class InProcess:
 
 @dataclass(frozen=True)
 class ProcessPool:
-    """A local ``ProcessPoolExecutor`` of ``workers`` processes."""
+    """A local pool of ``workers`` processes. With a budget every task runs in a worker this
+    process can kill (:mod:`harness.workers`), one worker included; without one, a single
+    worker means this process."""
 
     workers: int
     initializer: Callable[[], None] | None = None
+    budget_s: float | None = None
     name: str = "process"
 
     def run(self, tasks: Sequence[Task]) -> Iterator[Outcome]:
+        if self.budget_s is not None and tasks:
+            from harness.workers import supervised
+
+            yield from supervised(tasks, self.workers, self.initializer, self.budget_s, Outcome)
+            return
         if self.workers <= 1 or len(tasks) <= 1:
             yield from InProcess(self.initializer).run(tasks)
             return
@@ -155,25 +164,33 @@ class ProcessPool:
                     fut.cancel()
 
 
+#: Seconds to reach a ``tcp://`` scheduler, and to wait for a worker when none is there.
+CONNECT_S = 5.0
+WORKER_WAIT_S = 60.0
+
+
 @dataclass(frozen=True)
 class Dask:
     """Dask distributed: ``address`` is ``local:K`` (a LocalCluster of K worker processes,
-    started and stopped here) or the ``tcp://HOST:PORT`` of a running scheduler."""
+    started and stopped here) or the ``tcp://HOST:PORT`` of a running scheduler.
+
+    No more tasks are in flight than the cluster has worker threads. A task's budget runs from
+    when the scheduler first reports it processing (polled each second); a task past it is
+    cancelled and its worker restarted (the only way to stop compiled code). A cluster with no
+    worker for :data:`WORKER_WAIT_S` seconds stops the run with a RuntimeError.
+    """
 
     address: str
     initializer: Callable[[], None] | None = None
+    budget_s: float | None = None
     name: str = "dask"
 
-    def run(self, tasks: Sequence[Task]) -> Iterator[Outcome]:
-        if not tasks:
-            return
+    def _client(self) -> tuple[Any, Any]:
         import logging
 
         from distributed import Client, LocalCluster
-        from distributed import as_completed as dask_completed
 
         logging.getLogger("distributed").setLevel(logging.ERROR)
-        cluster = None
         if self.address.startswith("local:"):
             cluster = LocalCluster(
                 n_workers=int(self.address.split(":", 1)[1]),
@@ -182,28 +199,86 @@ class Dask:
                 dashboard_address=None,
                 silence_logs=logging.ERROR,
             )
-            client = Client(cluster)
-        else:
-            client = Client(self.address, timeout="30s")
+            return Client(cluster), cluster
         try:
+            return Client(self.address, timeout=f"{CONNECT_S:g}s"), None
+        except (OSError, TimeoutError) as exc:
+            raise RuntimeError(
+                f"--scheduler {self.address}: no Dask scheduler answered within {CONNECT_S:g} s "
+                f"({type(exc).__name__}); start one with `dask scheduler`"
+            ) from None
+
+    def _slots(self, client: Any) -> int:
+        """Worker threads now; waits up to WORKER_WAIT_S for one, then gives up."""
+        try:
+            client.wait_for_workers(1, timeout=WORKER_WAIT_S)
+        except TimeoutError:
+            raise RuntimeError(
+                f"--scheduler {self.address}: no Dask worker for {WORKER_WAIT_S:g} s; start "
+                f"one with `dask worker {self.address}`"
+            ) from None
+        return max(1, sum(client.nthreads().values()))
+
+    def run(self, tasks: Sequence[Task]) -> Iterator[Outcome]:
+        if not tasks:
+            return
+        from distributed import wait
+
+        client, cluster = self._client()
+        try:
+            slots = self._slots(client)
             if self.initializer is not None:
                 client.run(self.initializer)
-            # pure=False: Dask must not merge two equal tasks, and a key per task names it.
-            futures = [
-                client.submit(execute, t, pure=False, key=f"task-{_short(t.key)}") for t in tasks
-            ]
-            by_key = {f.key: t for f, t in zip(futures, tasks, strict=True)}
-            for fut in dask_completed(futures):
-                task = by_key[fut.key]
+            queue, running = list(reversed(tasks)), {}
+            while queue or running:
+                while queue and len(running) < slots:
+                    t = queue.pop()
+                    # pure=False: Dask must not merge two equal tasks; a key per task names it.
+                    fut = client.submit(execute, t, pure=False, key=f"task-{_short(t.key)}")
+                    running[fut] = (t, None)
+                timeout = 5.0 if self.budget_s is None else 1.0
                 try:
-                    yield Outcome(task, fut.result())
-                except Exception as exc:
-                    yield Outcome(task, None, _error_text(exc))
-                fut.release()
+                    done = wait(list(running), timeout=timeout, return_when="FIRST_COMPLETED").done
+                except TimeoutError:  # Dask's wait raises where the standard one returns
+                    done = set()
+                for fut in done:
+                    task, _ = running.pop(fut)
+                    try:
+                        yield Outcome(task, fut.result())
+                    except Exception as exc:
+                        yield Outcome(task, None, _error_text(exc))
+                    fut.release()
+                if self.budget_s is not None:
+                    yield from self._stop_overdue(client, running)
+                slots = self._slots(client)
         finally:
-            client.close()
+            client.close(timeout=30)
             if cluster is not None:
-                cluster.close()
+                cluster.close(timeout=30)
+
+    def _stop_overdue(self, client: Any, running: dict[Any, Any]) -> Iterator[Outcome]:
+        assert self.budget_s is not None
+        now, busy = time.monotonic(), client.processing()
+        started = {key for keys in busy.values() for key in keys}
+        for fut, (task, since) in list(running.items()):
+            if since is None and fut.key in started:
+                running[fut] = (task, now)
+        overdue = [
+            f
+            for f, (_, since) in running.items()
+            if since is not None and now - since > self.budget_s
+        ]
+        for fut in overdue:
+            task, _ = running.pop(fut)
+            where = [w for w, keys in busy.items() if fut.key in keys]
+            fut.cancel()
+            if where:
+                client.restart_workers(where, raise_for_error=False)
+                if self.initializer is not None:
+                    client.run(self.initializer)
+            yield Outcome(
+                task, None, f"TimeoutError: stopped after its budget of {self.budget_s:g} s"
+            )
 
 
 def _short(key: str) -> str:
@@ -220,13 +295,16 @@ def backend_for(
     scheduler: str | None,
     workers: int | None = None,
     initializer: Callable[[], None] | None = None,
+    budget_s: float | None = None,
 ) -> Backend:
-    """The backend named by ``--scheduler`` (see the module docstring); ValueError otherwise."""
+    """The backend named by ``--scheduler`` (see the module docstring); ValueError otherwise.
+    ``budget_s`` is every task's time budget (``inprocess``, for debugging, enforces none)."""
     if workers is not None and (isinstance(workers, bool) or workers < 1):
         raise ValueError(f"--workers = {workers!r} is invalid; valid: an integer >= 1")
+    check_budget(budget_s)
     scheduler = scheduler or "process"
     if scheduler == "process":
-        return ProcessPool(workers or os.cpu_count() or 1, initializer)
+        return ProcessPool(workers or os.cpu_count() or 1, initializer, budget_s)
     if scheduler == "inprocess":
         return InProcess(initializer)
     if workers is not None:
@@ -240,10 +318,45 @@ def backend_for(
             raise ValueError(
                 f"--scheduler {scheduler!r} is invalid; valid: local:K with K an integer >= 1"
             )
-        return Dask(scheduler, initializer)
+        return Dask(scheduler, initializer, budget_s)
     if scheduler.startswith("tcp://") and ":" in scheduler[len("tcp://") :]:
-        return Dask(scheduler, initializer)
+        _reachable(scheduler)
+        return Dask(scheduler, initializer, budget_s)
     raise ValueError(f"--scheduler {scheduler!r} is invalid; valid: {SCHEDULER_HELP}")
+
+
+#: Default task budgets in seconds, by what runs and its level; ``--task-timeout`` overrides.
+BUDGETS = {
+    ("verify", "quick"): 600.0,
+    ("verify", "full"): 3600.0,
+    ("experiment", "quick"): 1800.0,
+    ("experiment", "full"): 12 * 3600.0,
+}
+
+
+def _reachable(address: str) -> None:
+    """Refuse, before any work, a scheduler address where nothing listens."""
+    import socket
+
+    host, _, port = address[len("tcp://") :].rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_S).close()
+    except (OSError, ValueError) as exc:
+        raise RuntimeError(
+            f"--scheduler {address}: no Dask scheduler answers there ({exc}); start one with "
+            "`dask scheduler`"
+        ) from None
+
+
+def check_budget(budget_s: Any) -> float | None:
+    """A task budget: None (no limit) or a number of seconds > 0."""
+    if budget_s is None:
+        return None
+    if isinstance(budget_s, bool) or not isinstance(budget_s, int | float) or not budget_s > 0:
+        raise ValueError(
+            f"--task-timeout = {budget_s!r} is invalid; valid: a number of seconds > 0"
+        )
+    return float(budget_s)
 
 
 def run_tasks(
@@ -257,9 +370,10 @@ def run_tasks(
     """Run ``tasks`` on ``backend``, appending each one's records as it finishes.
 
     ``before_append(task, records)`` may move bulky payloads out of the records (sample files)
-    before they are written. A task that raises and has no ``on_error`` stops the run: the
-    others in flight are abandoned, what finished is kept, and a RuntimeError names the task.
-    Returns the number of tasks run.
+    before they are written. A task that fails (raises, dies or runs past its budget) becomes
+    records through its ``on_error``; without one it is left unrecorded, the other tasks go on,
+    and at the end a RuntimeError names the failed tasks (what finished is kept; a rerun
+    retries them). Returns the number of tasks recorded.
     """
     keys = [t.key for t in tasks]
     if len(set(keys)) != len(keys):
@@ -272,24 +386,27 @@ def run_tasks(
         disable=not progress or not tasks,
         file=sys.stderr,
     )
-    done = 0
+    done, failed = 0, []
     try:
         for outcome in backend.run(tasks):
             task, records = outcome.task, outcome.records
+            bar.set_postfix_str(task.label[:40], refresh=False)
+            bar.update()
             if outcome.error is not None:
                 if task.on_error is None:
-                    first = outcome.error.splitlines()[0]
-                    raise RuntimeError(
-                        f"task {task.label or task.key!r} failed: {first} "
-                        f"({done} finished tasks are kept; rerun to resume)"
-                    )
+                    failed.append(f"{task.label or task.key!r}: {outcome.error.splitlines()[0]}")
+                    continue
                 records = task.on_error(task, outcome.error)
             if before_append is not None:
                 records = before_append(task, records)
             append_task(records_path, task.key, records)
             done += 1
-            bar.set_postfix_str(task.label[:40], refresh=False)
-            bar.update()
     finally:
         bar.close()
+    if failed:
+        more = f" (and {len(failed) - 3} more)" if len(failed) > 3 else ""
+        raise RuntimeError(
+            f"{len(failed)} task(s) failed: {'; '.join(failed[:3])}{more}; {done} finished "
+            "tasks are kept; rerun to retry the failed ones"
+        )
     return done

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import importlib
 import importlib.util
 import numbers
@@ -154,7 +155,15 @@ def register(spec: AlgorithmSpec) -> AlgorithmSpec:
     Call it at the top level of a plugin module, then run ``harness verify --plugin MODULE``
     (or pass the module to :func:`load_plugin`).
     """
-    return _collecting("register").add(spec)
+    registry = _collecting("register")
+    name = getattr(spec, "name", None)
+    if isinstance(spec, AlgorithmSpec) and name in registry and registry.get(name) is spec:
+        raise ValueError(
+            f"register({name!r}): this spec object is already registered (a built-in "
+            "algorithm, or one this plugin registered before); valid: a spec of your own, e.g. "
+            f"dataclasses.replace(spec, name='my-{name}', implementations={{...}})"
+        )
+    return registry.add(spec)
 
 
 def register_problem(
@@ -200,7 +209,7 @@ def checked_problem(name: Any, kind: Any, build: Any, levels: Any, draws: Any) -
     # "|" separates the fields of a case key (harness.verification.Case.key).
     if not isinstance(name, str) or not name.strip() or "|" in name:
         raise ValueError(f"name = {name!r} is invalid; valid: a non-empty string without '|'")
-    if kind not in GATE_SETS:
+    if not isinstance(kind, str) or kind not in GATE_SETS:
         raise ValueError(f"kind = {kind!r} is invalid; valid: one of {_choices(GATE_SETS)}")
     if not callable(build):
         raise ValueError(
@@ -299,7 +308,10 @@ def _import_plugin(ref: str, registry: Registry) -> None:
         if ref.endswith(".py") or path.exists():
             if not path.is_file():
                 raise ValueError(f"plugin {ref!r}: no such file")
-            module_name = f"harness_plugin_{abs(hash(str(path.resolve())))}"
+            # A name every process derives alike (str hashes are salted per process), so that
+            # what a worker pickles from the plugin unpickles in the parent.
+            digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+            module_name = f"harness_plugin_{digest}"
             loader_spec = importlib.util.spec_from_file_location(module_name, path)
             if loader_spec is None or loader_spec.loader is None:
                 raise ValueError(f"plugin {ref!r}: cannot be imported as a Python file")

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.engine import SeedKey, backend_for, run_tasks
+from harness.engine import BUDGETS, SeedKey, backend_for, run_tasks
 from harness.engine import Task as EngineTask
 from harness.gates.multiple import Escalation, holm
 from harness.gates.result import GateContext, GateResult
@@ -63,6 +63,8 @@ class RunConfig:
     plugins: tuple[str, ...] = ()
     escalation: Escalation = field(default_factory=Escalation)
     reference: str = "full"
+    #: Only these problems (all when empty): `harness verify --problem NAME`.
+    problems: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         Param("reference", "full", str, choices=REFERENCE_MODES).check(self.reference)
@@ -79,6 +81,7 @@ class RunConfig:
             plugins=tuple(c["plugins"]),
             escalation=Escalation(**c["escalation"]),
             reference=c.get("reference", "full"),
+            problems=tuple(c.get("problems", ())),
         )
 
     def manifest(self) -> dict[str, Any]:
@@ -95,6 +98,7 @@ class RunConfig:
                 "inconclusive": self.escalation.inconclusive,
             },
             "reference": self.reference,
+            **({"problems": list(self.problems)} if self.problems else {}),
         }
 
 
@@ -158,6 +162,15 @@ def plan(config: RunConfig, registry: Registry, specs: list) -> list[Case]:
     """The run's cases, on the catalog's problems and the plugins'. A plugin problem used here
     is built (and its target checked) now, so a bad one fails before any work."""
     cases = plan_cases(specs, config.level, registry.problems)
+    if config.problems:
+        fitting = sorted({c.problem for c in cases})
+        unknown = [p for p in config.problems if p not in fitting]
+        if unknown:
+            raise ValueError(
+                f"--problem {unknown[0]!r} is invalid for {', '.join(s.name for s in specs)} at "
+                f"level {config.level}; valid: {', '.join(fitting)}"
+            )
+        cases = [c for c in cases if c.problem in config.problems]
     own = {p.name for p in registry.plugin_problems()}
     for name in dict.fromkeys(c.problem for c in cases if c.problem in own):
         registry.build_target(name)
@@ -454,15 +467,19 @@ def verify(
     log: Callable[[str], None] | None = None,
     move_stale: bool = False,
     scheduler: str | None = None,
+    task_timeout: float | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) a verification and return its summary; everything lands under ``out``.
 
     The tasks run on the backend ``scheduler`` and ``workers`` name
-    (:func:`harness.engine.backend_for`); every backend gives the same records.
+    (:func:`harness.engine.backend_for`); every backend gives the same records. Each task runs
+    under ``task_timeout`` seconds (default: the level's, :data:`harness.engine.BUDGETS`); one
+    past it becomes a failed "runs" verdict and the run goes on.
     """
     registry, specs = _checked(config)
+    budget = task_timeout if task_timeout is not None else BUDGETS[("verify", config.level)]
+    backend = backend_for(scheduler, workers, budget_s=budget)
     cases = plan(config, registry, specs)
-    backend = backend_for(scheduler, workers)
     out = Path(out)
     records_path = open_run(out, RUN_MANIFEST, config.manifest(), move_stale)
     samples_dir = out / SAMPLES

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
-from harness.engine import Records, SeedKey, Task, backend_for, run_tasks
+from harness.engine import BUDGETS, Records, SeedKey, Task, backend_for, run_tasks
 from harness.experiments.claims import Claim, Verdict, claims_text, counts, judge
 from harness.experiments.declare import Config, check_level, from_manifest, settings_rows
 from harness.experiments.report_parts import cell, table
@@ -170,6 +170,7 @@ def run(
     move_stale: bool = False,
     log: Callable[[str], None] = _stderr,
     config: Config | None = None,
+    task_timeout: float | None = None,
 ) -> RunSummary:
     """Run (or resume) ``experiment`` into ``out``; every check happens before any work.
 
@@ -189,7 +190,8 @@ def run(
     if workers is None and scheduler in (None, "process") and experiment.timed:
         workers = 1  # experiments time their samplers: by default they do not share the CPU
     warm = experiment.warm if experiment.has_warm() else None
-    backend = backend_for(scheduler, workers, warm)
+    budget = task_timeout if task_timeout is not None else BUDGETS[("experiment", config.level)]
+    backend = backend_for(scheduler, workers, warm, budget)
     start = time.perf_counter()
     out = Path(out)
     path = open_run(out, EXPERIMENT_MANIFEST, config.manifest(), move_stale)

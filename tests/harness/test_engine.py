@@ -12,7 +12,8 @@ import pytest
 
 from harness.engine import InProcess, ProcessPool, SeedKey, Task, backend_for, run_tasks
 from harness.runner import RunConfig, verify
-from harness.store import RECORDS, append_task, load_records, open_run, repair
+from harness.store import RECORDS, RecordsRepaired, append_task, load_records, open_run, repair
+from tests.conftest import run_command
 
 
 def draw_task(n, rng):
@@ -29,7 +30,7 @@ def _tasks(k=6):
 
 
 def _by_key(path):
-    return {r["task_id"]: r["draws"] for r in load_records(path)}
+    return {r["task_id"]: r["draws"] for r in load_records(path) if "draws" in r}
 
 
 @pytest.mark.parametrize(
@@ -43,12 +44,68 @@ def test_every_backend_gives_the_same_records(tmp_path, backend):
     assert _by_key(got) == _by_key(ref)
 
 
-def test_a_task_that_raises_stops_the_run_and_keeps_finished_ones(tmp_path):
+def test_a_task_that_raises_is_named_at_the_end_and_the_others_run(tmp_path):
     path = tmp_path / RECORDS
-    tasks = [*_tasks(2), Task("bad", failing_task, label="the bad one")]
-    with pytest.raises(RuntimeError, match=r"the bad one.*ArithmeticError: planted"):
+    tasks = [*_tasks(2), Task("bad", failing_task, label="the bad one"), *_tasks(4)[2:]]
+    with pytest.raises(RuntimeError, match=r"1 task\(s\) failed: 'the bad one'.*ArithmeticError"):
         run_tasks(tasks, path, InProcess(), progress=False)
-    assert set(_by_key(path)) == {"t0", "t1"}
+    assert set(_by_key(path)) == {"t0", "t1", "t2", "t3"}
+
+
+def spin_task(seconds):
+    """Compiled code that does not return for ``seconds`` (forever when negative)."""
+    from numba import njit
+
+    @njit
+    def spin(until):  # pragma: no cover - compiled
+        k = 0
+        while until < 0 or k < until * 10**9:
+            k += 1
+        return k
+
+    spin(1e-9)
+    return [{"spun": int(spin(seconds))}]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_task_past_its_budget_is_stopped_and_the_run_goes_on(tmp_path, workers):
+    path = tmp_path / RECORDS
+    stuck = Task("stuck", spin_task, (-1,), label="stuck", on_error=lambda t, e: [{"error": e}])
+    tasks = [*_tasks(2), stuck, *_tasks(4)[2:]]
+    start = time.monotonic()
+    assert run_tasks(tasks, path, ProcessPool(workers, budget_s=3.0), progress=False) == 5
+    assert time.monotonic() - start < 60
+    records = {r["task_id"]: r for r in load_records(path)}
+    assert records["stuck"]["error"] == "TimeoutError: stopped after its budget of 3 s"
+    ref = tmp_path / "ref.jsonl"
+    run_tasks(_tasks(4), ref, InProcess(), progress=False)
+    assert _by_key(path) == _by_key(ref)
+
+
+def test_a_budget_must_be_a_positive_number():
+    for bad in (0, -1.0, True, "10"):
+        with pytest.raises(ValueError, match="--task-timeout"):
+            backend_for("process", 1, budget_s=bad)
+
+
+def test_an_unreachable_scheduler_is_refused_at_once():
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"tcp://127.0.0.1:1: no Dask scheduler answers"):
+        backend_for("tcp://127.0.0.1:1")
+    assert time.monotonic() - start < 10
+
+
+@pytest.mark.timeout(120)
+def test_a_cluster_without_workers_says_so_after_its_wait(tmp_path, monkeypatch):
+    from distributed import LocalCluster
+
+    import harness.engine as engine
+
+    monkeypatch.setattr(engine, "WORKER_WAIT_S", 2.0)
+    with LocalCluster(n_workers=0, dashboard_address=None, processes=True) as cluster:
+        backend = backend_for(cluster.scheduler_address)
+        with pytest.raises(RuntimeError, match="no Dask worker for 2 s; start one with"):
+            run_tasks(_tasks(2), tmp_path / RECORDS, backend, progress=False)
 
 
 def test_on_error_turns_a_raise_into_records(tmp_path):
@@ -58,15 +115,17 @@ def test_on_error_turns_a_raise_into_records(tmp_path):
     assert load_records(path)[0]["failed"] == "ArithmeticError: planted"
 
 
-def test_torn_and_repeated_tasks_are_dropped_on_load_and_repair(tmp_path):
+def test_torn_and_repeated_tasks_are_dropped_on_load_and_repair_with_a_warning(tmp_path):
     path = tmp_path / RECORDS
     append_task(path, "a", [{"x": 1}, {"x": 2}])
     append_task(path, "b", [{"x": 3}])
     append_task(path, "a", [{"x": 9}, {"x": 9}])  # a repeat never counts twice
     lines = path.read_text().splitlines(keepends=True)
     path.write_text("".join(lines) + lines[0] + lines[1][:20])  # a task torn by a kill
-    assert [r["x"] for r in load_records(path)] == [1, 2, 3]
-    repair(path)
+    with pytest.warns(RecordsRepaired, match=r"4 torn, unreadable or repeated line\(s\) not used"):
+        assert [r["x"] for r in load_records(path)] == [1, 2, 3]
+    with pytest.warns(RecordsRepaired, match=r"4 torn, unreadable or repeated line\(s\) dropped"):
+        repair(path)
     assert len(path.read_text().splitlines()) == 3
     with pytest.raises(ValueError, match="no records"):
         append_task(path, "c", [])
@@ -179,14 +238,14 @@ def test_a_dask_client_killed_midway_loses_and_duplicates_nothing(tmp_path):
     proc.wait()
     before = {r["task_id"]: r for r in load_records(out / RECORDS)}
     assert before
-    rc = subprocess.run(cmd, capture_output=True, text=True)
+    rc = run_command(cmd, timeout=300)
     assert rc.returncode == 0, rc.stderr
     after = load_records(out / RECORDS)
     keys = [(r["task_id"], r["gate"]) for r in after]
     assert len(keys) == len(set(keys)), "a record was written twice"
     assert set(before) <= {r["task_id"] for r in after}, "a finished record was lost"
     clean = tmp_path / "clean"
-    subprocess.run([*cmd[:-5], "--out", str(clean), "--workers", "2", "--no-progress"], check=True)
+    run_command([*cmd[:-5], "--out", str(clean), "--workers", "2", "--no-progress"], check=True)
     assert _comparable(out / RECORDS) == _comparable(clean / RECORDS)
 
 

@@ -1,0 +1,155 @@
+"""Worker processes the engine can stop: each task runs under a time budget.
+
+A compiled kernel that loops forever never returns to the interpreter, so no signal or
+exception can stop it from inside; only killing its process can. Each worker here is a forked
+process that runs the initializer (kernel warm-up) once, says it is ready, then runs one task at
+a time. The parent starts a task's clock when it hands the task to a ready worker, so warm-up
+never counts against a budget. A task past its budget has its worker killed and replaced; the
+task becomes an error outcome that names the budget; the other tasks go on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing as mp
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+#: How long a worker may take to start and warm up before the pool gives up on it.
+START_BUDGET_S = 600.0
+
+
+def _serve(conn: Connection, initializer: Callable[[], None] | None) -> None:
+    """A worker's life: warm up, then run tasks until told to stop (None)."""
+    from harness.engine import _error_text, execute
+
+    try:
+        if initializer is not None:
+            initializer()
+        conn.send(("ready", None))
+        while (task := conn.recv()) is not None:
+            try:
+                conn.send(("done", execute(task)))
+            except Exception as exc:
+                conn.send(("error", _error_text(exc)))
+    except (EOFError, KeyboardInterrupt, BrokenPipeError):
+        pass
+
+
+@dataclass
+class _Worker:
+    process: Any
+    conn: Connection
+    started: float = field(default_factory=time.monotonic)
+    ready: bool = False
+    task: Any = None
+    since: float = 0.0
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(timeout=5)
+        self.conn.close()
+
+
+def _start(initializer: Callable[[], None] | None) -> _Worker:
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe()
+    process = ctx.Process(target=_serve, args=(child, initializer), daemon=True)
+    process.start()
+    child.close()
+    return _Worker(process, parent)
+
+
+def supervised(
+    tasks: Sequence[Any],
+    workers: int,
+    initializer: Callable[[], None] | None,
+    budget_s: float,
+    outcome: Callable[[Any, Any, str | None], Any],
+) -> Iterator[Any]:
+    """Run ``tasks`` on ``workers`` forked processes, each task under ``budget_s`` seconds;
+    yield ``outcome(task, records, error)`` as each finishes, fails or runs out of time."""
+    queue = list(reversed(tasks))
+    pool = [_start(initializer) for _ in range(min(workers, len(tasks)))]
+    try:
+        while queue or any(w.task is not None for w in pool):
+            for w in pool:
+                if w.ready and w.task is None and queue:
+                    w.task, w.since = queue.pop(), time.monotonic()
+                    # on_error runs here, in the parent: the worker needs the rest only.
+                    w.conn.send(dataclasses.replace(w.task, on_error=None))
+            now = time.monotonic()
+            deadlines = [w.since + budget_s for w in pool if w.task is not None]
+            deadlines += [w.started + START_BUDGET_S for w in pool if not w.ready]
+            ready = wait([w.conn for w in pool], timeout=max(0.0, min(deadlines) - now))
+            for k, w in enumerate(pool):
+                if w.conn in ready:
+                    try:
+                        kind, payload = w.conn.recv()
+                    except (EOFError, OSError):
+                        code = w.process.exitcode
+                        w.stop()
+                        pool[k] = _start(initializer)
+                        if w.task is None:
+                            raise RuntimeError(
+                                f"a worker process died while starting (exit code {code})"
+                            ) from None
+                        yield outcome(w.task, None, f"its worker process died (exit code {code})")
+                        continue
+                    if kind == "ready":
+                        w.ready = True
+                    else:
+                        task, w.task = w.task, None
+                        done = kind == "done"
+                        yield outcome(task, payload if done else None, None if done else payload)
+                elif w.task is not None and time.monotonic() - w.since > budget_s:
+                    w.stop()
+                    pool[k] = _start(initializer)
+                    yield outcome(
+                        w.task, None, f"TimeoutError: stopped after its budget of {budget_s:g} s"
+                    )
+                elif not w.ready and time.monotonic() - w.started > START_BUDGET_S:
+                    raise RuntimeError(
+                        f"a worker process did not start within {START_BUDGET_S:g} s"
+                    )
+    finally:
+        for w in pool:  # idle or abandoned: nothing in them is worth waiting for
+            w.stop()
+
+
+def call_with_budget(fn: Callable[..., Any], args: tuple[Any, ...], budget_s: float) -> Any:
+    """``fn(*args)`` in a forked process (so nothing needs pickling but the result), stopped
+    after ``budget_s`` seconds with a TimeoutError; an exception inside is raised here as a
+    RuntimeError carrying its text."""
+    from harness.engine import _error_text
+
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+
+    def target() -> None:
+        try:
+            child.send(("done", fn(*args)))
+        except BaseException as exc:
+            child.send(("error", _error_text(exc)))
+
+    process = ctx.Process(target=target, daemon=True)
+    process.start()
+    child.close()
+    try:
+        if not parent.poll(budget_s):
+            raise TimeoutError(f"the function did not return within its budget of {budget_s:g} s")
+        kind, payload = parent.recv()
+    except EOFError:
+        raise RuntimeError(f"the function's process died (exit code {process.exitcode})") from None
+    finally:
+        if process.is_alive():
+            process.kill()
+        process.join(timeout=5)
+        parent.close()
+    if kind == "error":
+        raise RuntimeError(f"the function raised {payload.splitlines()[0]}")
+    return payload
