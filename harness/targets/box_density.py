@@ -15,7 +15,10 @@ Ground truth for d <= 2 (:func:`quadrature_truth`): log Z and each marginal CDF 
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -23,6 +26,7 @@ from typing import ClassVar
 
 import numpy as np
 from numba import njit
+from numba.core.dispatcher import Dispatcher
 from scipy import integrate, interpolate, special
 
 NORMAL, UNIFORM, EXPONENTIAL = 0, 1, 2
@@ -107,6 +111,8 @@ class BoxDensityTarget:
     name: str = "box-density"
     mode: float | None = None
     log_lik_grad: Callable[[np.ndarray, np.ndarray, np.ndarray], float] | None = None
+    #: Why the Numba samplers cannot run on this target ("" when they can).
+    numba_problem: str = ""
     kind: ClassVar[str] = "box-density"
 
     @property
@@ -114,10 +120,25 @@ class BoxDensityTarget:
         return int(self.lo.size)
 
     def o(self, x: np.ndarray) -> float:
-        return float(self.log_lik(x, self.data))
+        """log_lik at x; NaN and +inf are refused here, naming the point, since a search
+        compares against them and would never stop."""
+        v = float(self.log_lik(x, self.data))
+        if math.isnan(v) or v == math.inf:
+            raise ValueError(
+                f"log_lik(x, data) = {v} at x = {np.asarray(x).tolist()} is invalid; valid: a "
+                "number or -inf"
+            )
+        return v
 
     def M(self, lo: np.ndarray, hi: np.ndarray) -> float:
-        return float(self.bound(lo, hi, self.data))
+        """bound on [lo, hi]; NaN and +inf are refused, naming the box."""
+        v = float(self.bound(lo, hi, self.data))
+        if math.isnan(v) or v == math.inf:
+            raise ValueError(
+                f"bound(lo, hi, data) = {v} on the box [{np.asarray(lo).tolist()}, "
+                f"{np.asarray(hi).tolist()}] is invalid; valid: a number or -inf"
+            )
+        return v
 
     def log_mass(self, lo: np.ndarray, hi: np.ndarray) -> float:
         """log nu([lo, hi]) under the proposal."""
@@ -257,6 +278,38 @@ def _check_bound(target: BoxDensityTarget) -> None:
         )
 
 
+@functools.cache
+def compiled(fn: Callable) -> Callable:
+    """The Numba version of a user's function: itself when it is already compiled."""
+    return fn if isinstance(fn, Dispatcher) else njit(cache=False)(fn)
+
+
+def _numba_problem(target: BoxDensityTarget) -> str:
+    """Why Numba cannot compile the target's functions ("" when it can), found once, when the
+    target is made: an uncompiled helper surfaces here, naming the function to compile, not as
+    a TypingError deep inside a sampler."""
+    from numba.core.errors import NumbaError
+
+    x = target.sample_in(target.lo, target.hi, np.full(target.d, 0.5))
+    calls = [("log_lik", target.log_lik, (x, target.data))]
+    calls.append(("bound", target.bound, (target.lo, target.hi, target.data)))
+    if target.log_lik_grad is not None:
+        calls.append(("log_lik_grad", target.log_lik_grad, (x, target.data, np.zeros(target.d))))
+    for name, fn, args in calls:
+        try:
+            compiled(fn)(*args)
+        except NumbaError as exc:
+            text = str(exc)
+            helper = re.search(r"Untyped global name '([^']+)'", text)
+            what = (
+                f"it calls {helper.group(1)!r}, which is not compiled: decorate it with @numba.njit"
+                if helper
+                else text.strip().splitlines()[0]
+            )
+            return f"Numba cannot compile {name} ({getattr(fn, '__name__', fn)}): {what}"
+    return ""
+
+
 def _check_finite(name: str, values: np.ndarray) -> None:
     if np.any(np.isnan(values)):
         raise ValueError(f"{name} = {values.tolist()} is invalid; valid: numbers, no NaN")
@@ -272,6 +325,7 @@ def box_density(
     name: str = "box-density",
     mode: float | None = None,
     log_lik_grad: Callable[[np.ndarray, np.ndarray, np.ndarray], float] | None = None,
+    compiles: bool = True,
 ) -> BoxDensityTarget:
     """A density on [lo, hi] for A* sampling, from plain functions.
 
@@ -282,7 +336,11 @@ def box_density(
     maximum there (drill-down relies on it).
 
     Before returning, the bound is probed at random points of 49 boxes of the kind A* visits;
-    one point where o exceeds it is a ValueError naming the box, the point and both values.
+    one point where o exceeds it, or where ``log_lik`` or ``bound`` is NaN or +inf, is a
+    ValueError naming the box, the point and the values. The functions (already
+    ``numba.njit``-compiled ones too) are compiled once with Numba here: a helper they call that
+    Numba cannot compile is a ValueError naming it, unless ``compiles=False`` (the target then
+    serves the reference samplers only, and the Numba ones refuse it).
     """
     lo = np.atleast_1d(np.asarray(lo, dtype=np.float64))
     hi = np.atleast_1d(np.asarray(hi, dtype=np.float64))
@@ -342,7 +400,10 @@ def box_density(
         lo, hi, np.array(rows, dtype=np.float64), data, log_lik, bound, name, mode, log_lik_grad
     )
     _check_bound(target)
-    return target
+    problem = _numba_problem(target) if compiles else "it was built with compiles=False"
+    if problem and compiles:
+        raise ValueError(f"{problem}; or pass compiles=False to use the reference samplers only")
+    return dataclasses.replace(target, numba_problem=problem)
 
 
 @dataclass(frozen=True)
@@ -410,7 +471,7 @@ def _log_density_on(target: BoxDensityTarget, axes: list[np.ndarray]) -> np.ndar
         return log_i[0] + o
     o = np.empty((axes[0].size, axes[1].size))
     try:
-        _o_on_plane(njit(cache=False)(target.log_lik), target.data, axes[0], axes[1], o)
+        _o_on_plane(compiled(target.log_lik), target.data, axes[0], axes[1], o)
     except Exception:  # any compile failure: a plain loop gives the same values
         for a, u in enumerate(axes[0]):
             for b, v in enumerate(axes[1]):
@@ -582,8 +643,9 @@ def clutter(D: int, seed: int = 0, points: int = 20) -> BoxDensityTarget:
     """The clutter posterior of 001 Sec. 6.1: theta ~ N(0, 2^2 I) as the proposal, ``points``
     observations, half uniform in [-5, -3]^D and half in [2, 4]^D (a sharply bimodal posterior),
     each x ~ 0.5 N(theta, I) + 0.5 N(0, 100^2 I)."""
-    if isinstance(D, bool) or not isinstance(D, int) or D < 1:
-        raise ValueError(f"D = {D!r} is invalid; valid: an integer >= 1")
+    for name, value, low in (("D", D, 1), ("seed", seed, 0), ("points", points, 2)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"{name} = {value!r} is invalid; valid: an integer >= {low}")
     rng = np.random.default_rng(seed)
     half = points // 2
     data = np.vstack(

@@ -309,6 +309,7 @@ def interval_model(name: str, sigma: float, seed: int = 0, n_data: int = 3) -> B
         IntervalBound(model, sigma),
         np.column_stack([truth.x, truth.y]),
         name=f"interval-{name}-sigma{sigma:g}-seed{seed}-N{n_data}",
+        compiles=False,  # mpmath's interval arithmetic: the reference samplers only
     )
 
 

@@ -24,6 +24,7 @@ from numba import njit
 from numba.extending import get_cython_function_address
 
 from harness.spec import Draws
+from harness.targets.box_density import compiled
 from implementations.astar import reference
 from implementations.gumbel.fast import _heap_pop, _heap_push, _log, _trunc_gumbel
 from implementations.minibatch_gibbs.fast import _poisson_count
@@ -389,19 +390,65 @@ def rejection_kernel(box_lo, box_hi, proposal, data, log_lik, bound, n, rng):
 
 
 @functools.lru_cache(maxsize=64)
-def _compiled(fn: Callable) -> Callable:
-    """The Numba version of a target's plain ``log_lik`` or ``bound`` (compiled once)."""
-    return njit(cache=False)(fn)
+def _compiled(fn: Callable, role: str = "log_lik") -> Callable:
+    """The Numba version of a target's ``log_lik`` (``role``), ``bound`` or ``log_lik_grad``,
+    compiled once, that stops the draw with a ValueError when the user's function returns NaN
+    (or +inf; for ``bound`` also -inf is fine): a NaN compares false everywhere, so a search
+    would otherwise loop forever. The reference names the point (run it to see where)."""
+    inner = compiled(fn)
+    if role == "bound":
+
+        @njit(cache=False)
+        def checked_bound(lo, hi, data):  # pragma: no cover - compiled
+            v = inner(lo, hi, data)
+            if v != v or v == math.inf:
+                raise ValueError(
+                    "bound(lo, hi, data) returned NaN or +inf while sampling (Numba); valid: a "
+                    "number or -inf (the reference implementation names the box)"
+                )
+            return v
+
+        return checked_bound
+    if role == "log_lik_grad":
+
+        @njit(cache=False)
+        def checked_grad(x, data, grad):  # pragma: no cover - compiled
+            v = inner(x, data, grad)
+            if v != v or v == math.inf:
+                raise ValueError(
+                    "log_lik_grad(x, data, grad) returned NaN or +inf while sampling (Numba); "
+                    "valid: a number or -inf (the reference implementation names the point)"
+                )
+            return v
+
+        return checked_grad
+
+    @njit(cache=False)
+    def checked_lik(x, data):  # pragma: no cover - compiled
+        v = inner(x, data)
+        if v != v or v == math.inf:
+            raise ValueError(
+                "log_lik(x, data) returned NaN or +inf while sampling (Numba); valid: a number "
+                "or -inf (the reference implementation names the point)"
+            )
+        return v
+
+    return checked_lik
 
 
 def _args(target) -> tuple:
+    if target.numba_problem:
+        raise ValueError(
+            f"target {target.name!r} is invalid for the numba implementation: "
+            f"{target.numba_problem}; valid: the reference implementation"
+        )
     return (
         target.lo,
         target.hi,
         target.proposal,
         target.data,
         _compiled(target.log_lik),
-        _compiled(target.bound),
+        _compiled(target.bound, "bound"),
     )
 
 

@@ -303,7 +303,9 @@ def pm_search(
     estimator: str = "prior",
     step: float = 0.1,
 ) -> Draws:
-    grad = _no_grad if target.log_lik_grad is None else _compiled(target.log_lik_grad)
+    grad = (
+        _no_grad if target.log_lik_grad is None else _compiled(target.log_lik_grad, "log_lik_grad")
+    )
     values, gumbels, liks, bnds, expanded, exact, traces = pm_search_kernel(
         *_args(target),
         grad,
