@@ -37,6 +37,7 @@ class HarnessSession:
     alpha: float
     seed: int
     records: Path | None
+    timeout: float | None = None
     declared: dict[str, int] = field(default_factory=dict)
     verdicts: list[tuple[str, Verdict]] = field(default_factory=list)
     started: float = field(default_factory=time.time)
@@ -57,6 +58,7 @@ class HarnessSession:
             label=nodeid,
             checks=self.declared[nodeid],
             on_verdict=lambda v: self.record(nodeid, v),
+            timeout=self.timeout,
         )
 
     def record(self, nodeid: str, verdict: Verdict) -> None:
@@ -116,6 +118,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "depend only on SEED and its id",
     )
     group.addoption(
+        "--harness-timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="stop a sampler call that runs longer and fail its check naming the budget (the "
+        "call runs in a forked process; default 600; 0 turns the budget off)",
+    )
+    group.addoption(
         "--harness-records",
         default=None,
         metavar="DIR",
@@ -134,12 +144,22 @@ def pytest_configure(config: pytest.Config) -> None:
 
     alpha = _option(config, "harness_alpha", ALPHA)
     seed = _option(config, "harness_seed", Param("seed", 0, int, low=0))
+    timeout = _option(config, "harness_timeout", Param("timeout", 600.0, float, low=0.0))
     records = config.getoption("harness_records")
     path = None
     if records is not None:
         path = Path(records)
-        path.mkdir(parents=True, exist_ok=True)
-    config.stash[KEY] = HarnessSession(alpha, seed, path)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            probe = path / ".harness-write-probe"
+            probe.write_text("")
+            probe.unlink()
+        except OSError as exc:
+            raise pytest.UsageError(
+                f"--harness-records {records!r} cannot be written ({exc.strerror or exc}); "
+                "valid: a directory this user can write"
+            ) from None
+    config.stash[KEY] = HarnessSession(alpha, seed, path, timeout or None)
 
 
 def _option(config: pytest.Config, name: str, param: Any) -> Any:

@@ -20,6 +20,7 @@ import os
 import platform
 import subprocess
 import time
+import warnings
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from importlib import metadata
@@ -179,23 +180,28 @@ def append_task(path: Path, task_id: str, records: list[dict[str, Any]]) -> None
         os.fsync(fh.fileno())
 
 
-def _complete_tasks(raw: str) -> tuple[list[dict[str, Any]], bool]:
-    """The records of complete tasks, first copy per task; and whether anything was dropped."""
+class RecordsRepaired(UserWarning):
+    """Lines of a records file were torn, unreadable or repeated and are not used."""
+
+
+def _complete_tasks(raw: str) -> tuple[list[dict[str, Any]], int]:
+    """The records of complete tasks, first copy per task; and how many lines were dropped."""
     parsed: list[dict[str, Any]] = []
-    dropped = False
-    for line in raw.splitlines(keepends=True):
+    lines = raw.splitlines(keepends=True)
+    dropped = 0
+    for k, line in enumerate(lines):
         if not line.endswith("\n"):
-            dropped = True
+            dropped += len(lines) - k
             break  # cut short by a kill
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
-            dropped = True
+            dropped += 1
             continue
         if isinstance(record, dict):
             parsed.append(record)
         else:
-            dropped = True
+            dropped += 1
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     i = 0
@@ -212,7 +218,7 @@ def _complete_tasks(raw: str) -> tuple[list[dict[str, Any]], bool]:
             group.append(parsed[i + len(group)])
         i += len(group)
         if tid is None or len(group) != want or tid in seen:
-            dropped = True
+            dropped += len(group)
             continue
         seen.add(tid)
         out.extend(group)
@@ -224,7 +230,19 @@ def load_records(path: Path) -> list[dict[str, Any]]:
     path = Path(path)
     if not path.exists():
         return []
-    return _complete_tasks(path.read_text(encoding="utf-8"))[0]
+    records, dropped = _complete_tasks(path.read_text(encoding="utf-8"))
+    _warn(path, dropped, "not used")
+    return records
+
+
+def _warn(path: Path, dropped: int, what: str) -> None:
+    if dropped:
+        warnings.warn(
+            f"{path}: {dropped} torn, unreadable or repeated line(s) {what}; their tasks run "
+            "again on the next resume",
+            RecordsRepaired,
+            stacklevel=3,
+        )
 
 
 def repair(path: Path) -> None:
@@ -235,6 +253,7 @@ def repair(path: Path) -> None:
     records, dropped = _complete_tasks(path.read_text(encoding="utf-8"))
     if not dropped:
         return
+    _warn(path, dropped, "dropped")
     tmp = path.with_suffix(".tmp")
     tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
     os.replace(tmp, path)

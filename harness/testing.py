@@ -42,6 +42,7 @@ from harness.spec import Param, check_sample_size
 STAGES, FACTOR, BAND = 3, 4, 10.0
 ALPHA = Param("alpha", 1e-3, float, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
 DELTA = Param("delta", 0.01, float, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+TIMEOUT = Param("timeout", 600.0, float, 0.0, math.inf, low_inclusive=False, high_inclusive=False)
 #: Chains must show this many effective draws before their KS is read.
 MIN_ESS = 100.0
 
@@ -145,9 +146,14 @@ class Checker:
     checks: int | None = None
     verdicts: list[Verdict] = field(default_factory=list)
     on_verdict: Callable[[Verdict], None] | None = None
+    #: Seconds one call of the user's function may take (None: no limit); a call past it is
+    #: stopped and the check fails naming the budget (harness.workers runs it in a fork).
+    timeout: float | None = None
 
     def __post_init__(self) -> None:
         self.alpha = ALPHA.check(self.alpha)
+        if self.timeout is not None:
+            self.timeout = TIMEOUT.check(self.timeout)
         self.seed = Param("seed", 0, int, low=0).check(self.seed)
         self._level = stage_level(self.alpha)
 
@@ -237,7 +243,11 @@ class Checker:
             return sbc_pit(simulate, posterior, size, n, rng, mcmc)
 
         return self._run(
-            name or "sbc", run, replications, lambda v, a: sbc_uniformity(v[0], a, v[1])
+            name or "sbc",
+            run,
+            replications,
+            lambda v, a: sbc_uniformity(v[0], a, v[1]),
+            sized=False,
         )
 
     # -- the stages ----------------------------------------------------------------------
@@ -248,6 +258,7 @@ class Checker:
         sampler: Sampler,
         n: int,
         gate: Callable[[Any, float], GateResult],
+        sized: bool = True,
     ) -> Verdict:
         __tracebackhide__ = True  # pytest shows the user's check line, not these frames
         n = check_sample_size(n)
@@ -263,7 +274,13 @@ class Checker:
         history: list[tuple[int, float | None]] = []
         for stage in range(STAGES):
             size = n * FACTOR**stage
-            result = gate(sampler(size, self.rng(index, stage)), self._level)
+            values = self._call(sampler, size, self.rng(index, stage))
+            if sized and np.shape(values)[:1] != (size,):
+                raise ValueError(
+                    f"the sampler returned {np.shape(values)[:1] or 'no'} draws when asked for "
+                    f"{size}; valid: exactly n draws (a gate on fewer would pass on too little)"
+                )
+            result = gate(values, self._level)
             history.append((result.n, result.p_value))
             decision = _decide(result, self._level, stage)
             if decision != "escalate":
@@ -285,6 +302,13 @@ class Checker:
         if not verdict.passed:
             raise CheckFailed(verdict)
         return verdict
+
+    def _call(self, sampler: Sampler, size: int, rng: np.random.Generator) -> Any:
+        if self.timeout is None:
+            return sampler(size, rng)
+        from harness.workers import call_with_budget
+
+        return call_with_budget(sampler, (size, rng), self.timeout)
 
 
 def _decide(result: GateResult, level: float, stage: int) -> str:

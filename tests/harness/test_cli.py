@@ -1,19 +1,18 @@
 """The command line: exit codes 0 / 1 / 2, messages without tracebacks, negative controls."""
 
 import json
-import subprocess
 import sys
 
 import pytest
 
 from harness.cli import main
-from tests.conftest import BROKEN, BROKEN_GIBBS, BROKEN_RACING
+from tests.conftest import BROKEN, BROKEN_GIBBS, BROKEN_RACING, ROOT, run_command
+
+LOOPING = str(ROOT / "tests" / "plugins" / "looping_sampler.py")
 
 
 def harness(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, cwd=cwd
-    )
+    return run_command([sys.executable, "-m", "harness.cli", *args], cwd=cwd)
 
 
 def test_list_table_and_json():
@@ -212,6 +211,12 @@ def test_planted_poisson_gibbs_bugs_fail_the_invariance_gate(tmp_path, algorithm
         (("verify", "--impl", "cython"), "invalid choice"),
         (("verify", "--scheduler", "yarn"), "--scheduler 'yarn' is invalid; valid: 'process'"),
         (("reproduce", "potts", "--scheduler", "local:0"), "local:K with K an integer >= 1"),
+        (
+            ("verify", "--algorithm", "gumbel-max", "--scheduler", "tcp://127.0.0.1:1"),
+            "--scheduler tcp://127.0.0.1:1: no Dask scheduler answers there",
+        ),
+        (("verify", "--task-timeout", "0"), "--task-timeout = 0.0 is invalid"),
+        (("verify", "--algorithm", "gumbel-max", "--problem", "nope"), "--problem 'nope' is"),
         (("report", "no/such/run"), "does not exist"),
     ],
 )
@@ -219,7 +224,55 @@ def test_bad_input_exits_2_with_a_message_and_no_traceback(tmp_path, args, messa
     out = harness(*args, cwd=tmp_path)
     assert out.returncode == 2, out.stdout + out.stderr
     assert message in out.stderr
-    assert "Traceback" not in out.stderr
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_a_sampler_that_never_returns_is_stopped_by_its_budget_and_the_run_goes_on(tmp_path):
+    out = tmp_path / "loop"
+    run = harness(
+        "verify",
+        "--plugin",
+        LOOPING,
+        "--algorithm",
+        "looping-gumbel",
+        "--task-timeout",
+        "4",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--workers",
+        "2",
+        "--problem",
+        "race-normal-D2-N1000-s0.3",
+        "--problem",
+        "synthetic-normal-D10-N200",
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert (
+        "FAILED runs: looping-gumbel [reference] on synthetic-normal-D10-N200" in run.stdout
+        and "TimeoutError: stopped after its budget of 4 s" in run.stdout
+    )
+    verdicts = json.loads((out / "summary.json").read_text())["verdicts"]
+    by_problem = {v["problem"]: v["verdict"] for v in verdicts}
+    assert by_problem == {"race-normal-D2-N1000-s0.3": "pass", "synthetic-normal-D10-N200": "fail"}
+
+
+def test_problem_picks_the_problems_a_run_verifies(tmp_path):
+    run = harness(
+        "verify",
+        "--algorithm",
+        "gumbel-max",
+        "--impl",
+        "numba",
+        "--problem",
+        "race-normal-D2-N1000-s0.3",
+        "--out",
+        str(tmp_path / "one"),
+        "--no-progress",
+    )
+    assert run.returncode == 0, run.stderr
+    verdicts = json.loads((tmp_path / "one" / "summary.json").read_text())["verdicts"]
+    assert {v["problem"] for v in verdicts} == {"race-normal-D2-N1000-s0.3"}
 
 
 def test_draw_prints_counts_beside_the_exact_pmf():

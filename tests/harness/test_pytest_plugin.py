@@ -115,6 +115,15 @@ def test_pytest_help_lists_the_options_and_bad_values_are_usage_errors(tmp_path)
     assert "--harness-alpha 1.5 is invalid; valid: a number in (0.0, 1.0)" in bad.stderr
 
 
+def test_records_where_nothing_can_be_written_are_a_usage_error(tmp_path):
+    write_example(tmp_path)
+    (tmp_path / "a-file").write_text("")
+    bad = run_pytest(tmp_path, "--harness-records", str(tmp_path / "a-file" / "records"))
+    assert bad.returncode == 4, bad.stdout + bad.stderr
+    assert "--harness-records" in bad.stderr and "cannot be written" in bad.stderr
+    assert "INTERNALERROR" not in bad.stdout + bad.stderr
+
+
 def test_a_test_making_more_checks_than_it_declared_fails_clearly(tmp_path):
     write_example(tmp_path)
     (tmp_path / "tests" / "test_more.py").write_text(

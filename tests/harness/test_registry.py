@@ -56,6 +56,16 @@ def test_duplicate_names_are_refused(tmp_path):
         load_plugin(str(dup), build_registry())
 
 
+def test_registering_a_spec_object_already_registered_says_so(tmp_path):
+    again = tmp_path / "again.py"
+    again.write_text(
+        "import harness\nfrom harness.registry import build_registry\n"
+        "harness.register(build_registry().get('gumbel-max'))\n"
+    )
+    with pytest.raises(ValueError, match=r"register\('gumbel-max'\): this spec object is already"):
+        load_plugin(str(again), build_registry())
+
+
 def test_register_outside_plugin_loading_explains_itself():
     spec = next(iter(build_registry()))
     with pytest.raises(RuntimeError, match="--plugin"):

@@ -123,3 +123,34 @@ def test_bad_settings_and_bad_draws_name_what_is_wrong():
         Checker().exact(lambda n, rng: rng.random(n), pmf=[0.5, 0.5])
     with pytest.raises(ValueError, match="sampler = 3 is not callable"):
         Checker().exact(3, pmf=[0.5, 0.5])
+
+
+def test_a_sampler_that_returns_fewer_draws_than_asked_is_refused():
+    checker = Checker(alpha=1e-3)
+    with pytest.raises(ValueError, match=r"returned \(10,\) draws when asked for 20000"):
+        checker.exact(lambda n, rng: rng.integers(0, 4, 10), pmf=PMF)
+    assert checker.verdicts == []  # no verdict on too little: not a pass
+
+
+def _spin(n, rng):
+    from numba import njit
+
+    @njit
+    def forever():  # pragma: no cover - compiled
+        k = 0
+        while True:
+            k = (k + 1) % 7
+        return k
+
+    return forever()
+
+
+@pytest.mark.timeout(60)
+def test_a_sampler_past_the_budget_stops_the_check_naming_the_budget():
+    checker = Checker(alpha=1e-3, timeout=2.0)
+    with pytest.raises(TimeoutError, match="within its budget of 2 s"):
+        checker.exact(_spin, pmf=PMF)
+    # Under the budget the checks run as before: the same draws, the same verdict.
+    fair = Checker(alpha=1e-3, timeout=60.0).exact(lambda n, rng: rng.integers(0, 4, n), pmf=PMF)
+    same = Checker(alpha=1e-3).exact(lambda n, rng: rng.integers(0, 4, n), pmf=PMF)
+    assert (fair.result, fair.history) == (same.result, same.history)
