@@ -276,6 +276,12 @@ def random_factor_graph(
     """A tiny random pairwise graph for tests: each pair i < j is a factor with probability
     ``edge_prob`` (a chain 0-1-...-(n-1) is always present so no variable is isolated); its
     bound M ~ Unif(0.2, 1) * max_M and its table entries ~ Unif(0, M)."""
+    n = Param("n", 2, int, low=2, doc="variables").check(n)
+    D = Param("D", 2, int, low=2, doc="domain size").check(D)
+    Param("edge_prob", 0.7, float, low=0.0, high=1.0).check(edge_prob)
+    max_M = Param(
+        "max_M", 1.0, float, low=0.0, high=math.inf, low_inclusive=False, high_inclusive=False
+    ).check(max_M)
     pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
     keep = [(i, j) for (i, j) in pairs if j == i + 1 or rng.random() < edge_prob]
     M = max_M * (0.2 + 0.8 * rng.random(len(keep)))

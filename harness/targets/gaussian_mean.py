@@ -136,7 +136,7 @@ def gaussian_mean(N: int, bound: str, seed: int = 0) -> BoxDensityTarget:
     max at the sample mean, declared as the mode (so drill-down applies too)."""
     if isinstance(N, bool) or not isinstance(N, int) or N < 1:
         raise ValueError(f"N = {N!r} is invalid; valid: an integer >= 1")
-    if bound not in _BOUND_FUNCTIONS:
+    if not isinstance(bound, str) or bound not in _BOUND_FUNCTIONS:
         raise ValueError(f"bound = {bound!r} is invalid; valid: {', '.join(BOUNDS)}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed = {seed!r} is invalid; valid: an integer >= 0")

@@ -74,7 +74,7 @@ class LikelihoodTarget(ExactPmf):
     kind: ClassVar[str] = KIND
 
     def __post_init__(self) -> None:
-        if self.model not in MODELS:
+        if not isinstance(self.model, str) or self.model not in MODELS:
             raise ValueError(
                 f"parameter 'model' = {self.model!r} is invalid; valid: {', '.join(MODELS)}"
             )

@@ -324,7 +324,7 @@ def robust_regression(D: int, N: int, bound: str = "constant", seed: int = 0) ->
             raise ValueError(f"{name} = {value!r} is invalid; valid: an integer >= {low}")
     if N % 2:
         raise ValueError(f"N = {N!r} is invalid; valid: an even integer (X = [X'; X'])")
-    if bound not in _BOUND_FUNCTIONS:
+    if not isinstance(bound, str) or bound not in _BOUND_FUNCTIONS:
         raise ValueError(f"bound = {bound!r} is invalid; valid: {', '.join(BOUNDS)}")
     if bound == "linear-quadratic" and D > MAX_D_LINEAR_QUADRATIC:
         raise ValueError(
