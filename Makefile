@@ -35,14 +35,16 @@ run: $(STAMP)
 	if [ $$rc -eq 0 ] && [ $$erc -ne 0 ]; then exit $$erc; fi; \
 	exit $$rc
 
-# pytest exits 5 when it collects nothing; that must not count as a pass.
+# pytest exits 5 when it collects nothing; that must not count as a pass. Tests run on every
+# core (pytest-xdist; PYTEST_WORKERS=1 keeps one process); test-full also fuzzes longer.
+PYTEST_WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -m "not slow" -q; rc=$$?; \
+	$(BIN)/python -m pytest -m "not slow" -q -n $(PYTEST_WORKERS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
 test-full: $(STAMP)
-	$(BIN)/python -m pytest -q; rc=$$?; \
+	HYPOTHESIS_PROFILE=full $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
 # `make bench`: the speed ratios, the pytest-benchmark pair per algorithm (JSON for the report),

@@ -1,17 +1,59 @@
+import os
+import signal
+import subprocess
+import tempfile
 from pathlib import Path
 
-import numpy as np
-import pytest
-
-from harness.registry import build_registry
-from harness.targets.box_density import peaky_exponential
-from harness.targets.continuous import TruncatedGumbelTarget
-from harness.targets.continuous_factor_graph import tiny_continuous_graph
-from harness.targets.discrete import synthetic_rewards
-from harness.targets.factor_graph import random_factor_graph
-from harness.targets.posterior import studentt_posterior
-
 ROOT = Path(__file__).resolve().parent.parent
+# Each pytest-xdist worker compiles into a Numba cache of its own (and the subprocesses its
+# tests start use it too): two processes writing one function's cache at once can leave an
+# index that points at another signature's machine code, a segfault on the next load
+# (numba/numba#4807). Set before any kernel is decorated; the plugin's own imports decorate none.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ["NUMBA_CACHE_DIR"] = str(ROOT / ".numba-cache" / os.environ["PYTEST_XDIST_WORKER"])
+    import numba.core.config
+
+    numba.core.config.reload_config()
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from harness.registry import build_registry  # noqa: E402
+from harness.targets.box_density import peaky_exponential  # noqa: E402
+from harness.targets.continuous import TruncatedGumbelTarget  # noqa: E402
+from harness.targets.continuous_factor_graph import tiny_continuous_graph  # noqa: E402
+from harness.targets.discrete import synthetic_rewards  # noqa: E402
+from harness.targets.factor_graph import random_factor_graph  # noqa: E402
+from harness.targets.posterior import studentt_posterior  # noqa: E402
+
+
+def run_command(
+    cmd: list[str], timeout: float = 300, cwd: Path | str | None = None, env=None, check=False
+) -> subprocess.CompletedProcess:
+    """``cmd`` in a session of its own, its output in files, stopped after ``timeout`` seconds;
+    when it ends, whatever it started and left behind (a Dask worker, say) is killed too. A
+    stray child that keeps a pipe open is what makes ``subprocess.run(capture_output=True)``
+    wait forever: files and the session kill rule that out."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(
+            cmd, stdout=out, stderr=err, cwd=cwd, env=env, text=True, start_new_session=True
+        )
+        try:
+            proc.wait(timeout=timeout)
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+        out.seek(0)
+        err.seek(0)
+        done = subprocess.CompletedProcess(cmd, proc.returncode, out.read(), err.read())
+    if check:
+        done.check_returncode()
+    return done
+
+
 BROKEN = str(ROOT / "tests" / "plugins" / "broken_samplers.py")
 BROKEN_RACING = str(ROOT / "tests" / "plugins" / "broken_racing.py")
 BROKEN_GIBBS = str(ROOT / "tests" / "plugins" / "broken_gibbs.py")

@@ -1,13 +1,12 @@
 """The README's promises: the plugin example runs, and the quick start is the two commands."""
 
-import subprocess
 import sys
 
-from tests.conftest import ROOT, readme_plugin_path
+from tests.conftest import ROOT, readme_plugin_path, run_command
 
 
 def test_readme_plugin_example_verifies(tmp_path):
-    out = subprocess.run(
+    out = run_command(
         [
             sys.executable,
             "-m",
@@ -21,8 +20,6 @@ def test_readme_plugin_example_verifies(tmp_path):
             str(tmp_path / "run"),
             "--no-progress",
         ],
-        capture_output=True,
-        text=True,
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "my-inverse-cdf" in out.stdout and "0 failed" in out.stdout

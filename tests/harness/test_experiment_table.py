@@ -2,7 +2,6 @@
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -10,6 +9,7 @@ from harness.cli import _parser
 from harness.experiments import EXPERIMENTS, experiment_names
 from harness.experiments.declare import from_manifest
 from harness.experiments.framework import Experiment
+from tests.conftest import run_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,11 +59,8 @@ def test_the_readme_table_lists_the_table():
 
 def test_make_run_and_the_cli_follow_the_table():
     assert "harness list --experiments" in (ROOT / "Makefile").read_text()
-    out = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "list", "--experiments"],
-        capture_output=True,
-        text=True,
-        check=True,
+    out = run_command(
+        [sys.executable, "-m", "harness.cli", "list", "--experiments"], check=True
     ).stdout.split()
     assert out == experiment_names()
     reproduce = _parser()._subparsers._group_actions[0].choices["reproduce"]

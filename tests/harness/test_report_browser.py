@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from harness.report import write_report
+from tests.conftest import run_command
 from tests.harness.report_inputs import small_real_inputs
 
 #: Load budget (the issue's 2 s), measured as report time minus an empty page's time, so that
@@ -48,7 +48,7 @@ def render(browser: str, page: Path, shot: Path) -> tuple[float, list[str]]:
         page.resolve().as_uri(),
     ]
     t0 = time.perf_counter()
-    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    done = run_command(args, timeout=120)
     wall = time.perf_counter() - t0
     assert done.returncode == 0, done.stderr[-2000:]
     console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
@@ -126,7 +126,7 @@ def test_the_claims_count_is_the_first_thing_under_the_title(browser, tmp_path):
     )
     run_tiny(Potts(), config, tmp_path / "potts")
     report = write_report([tmp_path / "potts"], tmp_path / "report.html")
-    done = subprocess.run(
+    done = run_command(
         [
             browser,
             "--headless",
@@ -137,8 +137,6 @@ def test_the_claims_count_is_the_first_thing_under_the_title(browser, tmp_path):
             "--dump-dom",
             report.resolve().as_uri(),
         ],
-        capture_output=True,
-        text=True,
         timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]

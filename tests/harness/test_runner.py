@@ -12,6 +12,7 @@ import pytest
 
 from harness.runner import RunConfig, verify
 from harness.store import RECORDS, load_records
+from tests.conftest import run_command
 
 #: Built-in samplers on a few cheap problems each (see the plugin's docstring).
 SMALL = str(Path(__file__).resolve().parent / "data" / "small_runs.py")
@@ -90,7 +91,7 @@ def test_resume_after_sigkill(tmp_path):
     proc.wait()
     before = {r["task_id"] for r in load_records(out / RECORDS)}
     assert before, "the run should have finished at least one task before the kill"
-    rc = subprocess.run(cmd, capture_output=True, text=True)
+    rc = run_command(cmd)
     assert rc.returncode == 0, rc.stderr
     after = load_records(out / RECORDS)
     assert before <= {r["task_id"] for r in after}

@@ -9,34 +9,27 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_command
 
 BENCH = r"Continuous1d\.(time|track)"
 
 
 def _asv(args: list[str], conf: Path, home: Path) -> str:
     env = dict(os.environ, HOME=str(home))
-    out = subprocess.run(
-        [sys.executable, "-m", "asv", *args, "--config", str(conf)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
+    out = run_command(
+        [sys.executable, "-m", "asv", *args, "--config", str(conf)], 600, cwd=ROOT, env=env
     )
     assert out.returncode == 0, out.stdout + out.stderr
     return out.stdout
 
 
 def _git(*args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.strip()
+    return run_command(["git", *args], 60, cwd=ROOT, check=True).stdout.strip()
 
 
 # Slow set (10-25 s on 2 cores): keeps the default suite under its 10 minutes.

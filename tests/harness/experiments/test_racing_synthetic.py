@@ -30,6 +30,7 @@ from harness.experiments.racing_synthetic.run import (
 from harness.report import write_report
 from harness.runner import RunConfig, verify
 from harness.store import EXPERIMENT_MANIFEST, RECORDS, load_records
+from tests.conftest import run_command
 from tests.harness.experiments.tiny import CLOCK_FIELDS, run_tiny, stable
 
 RACING = RacingSynthetic()
@@ -219,9 +220,7 @@ def test_bad_parts_of_the_settings_name_the_parameter(make: Any, match: str) -> 
 
 
 def harness(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True
-    )
+    return run_command([sys.executable, "-m", "harness.cli", *args])
 
 
 @pytest.mark.parametrize(
