@@ -360,7 +360,7 @@ def ratio_of_means(a: Sequence[float], b: Sequence[float], unit: str = "runs") -
     mx, my = x.mean(), y.mean()
     if min(x.size, y.size) < 2:
         raise Inconclusive(
-            f"{min(x.size, y.size)} of the {unit} on one side: no interval; 2 on each side would",
+            f"one side has {min(x.size, y.size)} of the {unit}: no interval; 2 each would give one",
             float(mx / my) if my else None,
         )
     if mx <= 0 or my <= 0:
