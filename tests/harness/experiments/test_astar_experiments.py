@@ -213,7 +213,9 @@ OLD_KEYS = {
 }
 
 
-@pytest.mark.parametrize(("experiment", "level"), list(OLD_KEYS), ids=lambda v: str(v))
+@pytest.mark.parametrize(
+    ("experiment", "level"), list(OLD_KEYS), ids=lambda v: getattr(v, "name", str(v))
+)
 def test_task_keys_and_seeds_match_the_old_code(experiment: Any, level: str) -> None:
     tasks = {t.key: t for t in experiment.plan(experiment.config(level, 7), [], "all")}
     for key in OLD_KEYS[experiment, level]:
