@@ -276,6 +276,15 @@ def _check_bound(target: BoxDensityTarget) -> None:
             f"{found[0].describe()}: invalid; valid: bound >= o(x) at every x of the box "
             "(found by probing random points of boxes A* would visit)"
         )
+    if target.log_lik_grad is not None:
+        for x in _points_in(target, target.lo, target.hi, 16, rng):
+            grad = np.zeros(target.d)
+            value = float(target.log_lik_grad(x, target.data, grad))
+            if math.isnan(value) or value == math.inf or not np.all(np.isfinite(grad)):
+                raise ValueError(
+                    f"log_lik_grad(x, data, grad) = {value} with grad = {grad.tolist()} at x = "
+                    f"{x.tolist()} is invalid; valid: a number or -inf, and a finite gradient"
+                )
 
 
 @functools.cache

@@ -59,7 +59,7 @@ def test_report_has_all_six_sections_from_small_real_results(tmp_path):
     text = _text(html)
     for heading in (
         "1. Verdict summary",
-        "2-3. Families",
+        "2-3. Paper experiments",
         "4. Reference against Numba",
         "5. Timings by machine and commit",
         "6. Provenance",

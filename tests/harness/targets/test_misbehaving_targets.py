@@ -39,6 +39,16 @@ def test_a_nan_log_lik_is_refused_when_the_target_is_built() -> None:
         _box(_nan_everywhere)
 
 
+def _nan_gradient(x, data, grad):
+    grad[0] = float("nan")
+    return -x[0]
+
+
+def test_a_nan_gradient_is_refused_when_the_target_is_built() -> None:
+    with pytest.raises(ValueError, match=r"log_lik_grad\(x, data, grad\) = .* grad = \[nan\]"):
+        _box(lambda x, data: -x[0], log_lik_grad=_nan_gradient, compiles=False)
+
+
 def test_a_nan_bound_is_refused_when_the_target_is_built() -> None:
     with pytest.raises(ValueError, match=r"bound\(lo, hi, data\) = nan on the box"):
         _box(lambda x, data: -x[0], _nan_bound)
