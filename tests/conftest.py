@@ -28,7 +28,7 @@ from harness.targets.posterior import studentt_posterior  # noqa: E402
 
 
 def run_command(
-    cmd: list[str], timeout: float = 300, cwd: Path | str | None = None, env=None, check=False
+    cmd: list[str], timeout: float = 1500, cwd: Path | str | None = None, env=None, check=False
 ) -> subprocess.CompletedProcess:
     """``cmd`` in a session of its own, its output in files, stopped after ``timeout`` seconds;
     when it ends, whatever it started and left behind (a Dask worker, say) is killed too. A

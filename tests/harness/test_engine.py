@@ -196,6 +196,7 @@ def _comparable(path):
     )
 
 
+@pytest.mark.timeout(600)
 def test_verify_on_a_dask_local_cluster_matches_the_process_pool(tmp_path):
     pool = verify(CONFIG, tmp_path / "pool", workers=2, progress=False)
     dask = verify(CONFIG, tmp_path / "dask", scheduler="local:2", progress=False)
@@ -203,6 +204,7 @@ def test_verify_on_a_dask_local_cluster_matches_the_process_pool(tmp_path):
     assert _comparable(tmp_path / "dask" / RECORDS) == _comparable(tmp_path / "pool" / RECORDS)
 
 
+@pytest.mark.timeout(600)
 def test_a_dask_client_killed_midway_loses_and_duplicates_nothing(tmp_path):
     out = tmp_path / "killed"
     cmd = [
@@ -257,6 +259,7 @@ def _experiment_records(path):
     )
 
 
+@pytest.mark.timeout(600)
 def test_a_reproduction_on_a_dask_local_cluster_matches_in_process(tmp_path):
     from harness.experiments import get_experiment
     from harness.experiments.framework import run
