@@ -389,51 +389,34 @@ def rejection_kernel(box_lo, box_hi, proposal, data, log_lik, bound, n, rng):
     return values, liks
 
 
+#: The user's functions, as a guarded twin names them in its error.
+_CALLS = {
+    "log_lik": "log_lik(x, data)",
+    "bound": "bound(lo, hi, data)",
+    "log_lik_grad": "log_lik_grad(x, data, grad)",
+}
+
+
 @functools.lru_cache(maxsize=64)
 def _compiled(fn: Callable, role: str = "log_lik") -> Callable:
     """The Numba version of a target's ``log_lik`` (``role``), ``bound`` or ``log_lik_grad``,
     compiled once, that stops the draw with a ValueError when the user's function returns NaN
-    (or +inf; for ``bound`` also -inf is fine): a NaN compares false everywhere, so a search
-    would otherwise loop forever. The reference names the point (run it to see where)."""
+    or +inf: a NaN compares false everywhere, so a search would otherwise loop forever. The
+    reference names the point (run it to see where)."""
     inner = compiled(fn)
-    if role == "bound":
-
-        @njit(cache=False)
-        def checked_bound(lo, hi, data):  # pragma: no cover - compiled
-            v = inner(lo, hi, data)
-            if v != v or v == math.inf:
-                raise ValueError(
-                    "bound(lo, hi, data) returned NaN or +inf while sampling (Numba); valid: a "
-                    "number or -inf (the reference implementation names the box)"
-                )
-            return v
-
-        return checked_bound
-    if role == "log_lik_grad":
-
-        @njit(cache=False)
-        def checked_grad(x, data, grad):  # pragma: no cover - compiled
-            v = inner(x, data, grad)
-            if v != v or v == math.inf:
-                raise ValueError(
-                    "log_lik_grad(x, data, grad) returned NaN or +inf while sampling (Numba); "
-                    "valid: a number or -inf (the reference implementation names the point)"
-                )
-            return v
-
-        return checked_grad
+    message = (
+        f"{_CALLS[role]} returned NaN or +inf while sampling (Numba); valid: a number or -inf "
+        "(the reference implementation names where)"
+    )
 
     @njit(cache=False)
-    def checked_lik(x, data):  # pragma: no cover - compiled
-        v = inner(x, data)
+    def checked(*args):  # pragma: no cover - compiled
+        v = inner(*args)
         if v != v or v == math.inf:
-            raise ValueError(
-                "log_lik(x, data) returned NaN or +inf while sampling (Numba); valid: a number "
-                "or -inf (the reference implementation names the point)"
-            )
+            raise ValueError(message)
         return v
 
-    return checked_lik
+    return checked
 
 
 def _args(target) -> tuple:
