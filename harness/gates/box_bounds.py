@@ -13,7 +13,7 @@ import numpy as np
 from harness.gates.exactness import ks_1samp
 from harness.gates.multiple import holm
 from harness.gates.result import GateResult
-from harness.targets.box_density import bound_violations, split_tree_boxes
+from harness.targets.box_probes import bound_violations, split_tree_boxes
 
 
 def ks_marginals(

@@ -24,7 +24,7 @@ from numba import njit
 from numba.extending import get_cython_function_address
 
 from harness.spec import Draws
-from harness.targets.box_density import compiled
+from harness.targets.box_probes import compiled
 from implementations.astar import reference
 from implementations.gumbel.fast import _heap_pop, _heap_push, _log, _trunc_gumbel
 from implementations.minibatch_gibbs.fast import _poisson_count

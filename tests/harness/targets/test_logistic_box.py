@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from harness.targets.box_density import bound_violations, split_tree_boxes
+from harness.targets.box_probes import bound_violations, split_tree_boxes
 from harness.targets.logistic_box import (
     MIKA_DISPLAY,
     MIKA_SIZES,
