@@ -1,7 +1,10 @@
 """sampler-harness: statistical verdicts, measured costs and reports for scalable samplers."""
 
+from harness import numba_cache
 from harness.registry import Registry, build_registry, load_plugin, register, register_problem
 from harness.spec import Agreement, AlgorithmSpec, Chain, Check, Draws, Param, sample
+
+numba_cache.install()
 
 __all__ = [
     "Agreement",

@@ -328,3 +328,15 @@ def test_verify_prints_a_line_per_algorithm_then_failures_in_full(
     table = verbose.split("\n\n", 1)[0]
     assert table.count(" pair-independence ") == 2 and table.count(" chi-square ") == 2
     assert verbose.split("\n\n", 1)[1].splitlines()[:4] == lines[:4]
+
+
+def test_calibrate_takes_several_problems_in_turn(tmp_path):
+    problems = ("race-normal-D2-N1000-s0.3", "synthetic-normal-D10-N200")
+    out = tmp_path / "cal.json"
+    run = harness(
+        *("calibrate", "--algorithm", "gumbel-max", "--seeds", "20", "--n", "200"),
+        *("--problem", problems[0], "--problem", problems[1], "--json", str(out)),
+    )
+    assert run.returncode in (0, 1), run.stderr
+    results = json.loads(out.read_text())
+    assert [r["problem"] for r in results] == list(problems)
