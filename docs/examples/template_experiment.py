@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from harness.engine import Records, Task
-from harness.experiments.claims import Claim, Estimate, Inconclusive, proportion, within_factor
+from harness.experiments.claims import Claim, Estimate, proportion, select, within_factor
 from harness.experiments.declare import Config, param
 from harness.experiments.framework import Column, Experiment, task
 from harness.experiments.plots import Line, group, line_figure
@@ -60,13 +60,9 @@ def run_replicate(D: int, draws: int, *, rng: np.random.Generator) -> Records:
 
 
 def _frequency(records: Records) -> Estimate:
-    reps = [r for r in records if r.get("type") == "replicate"]
-    if not reps:
-        raise Inconclusive("no replicate recorded yet")
+    reps = select(records, "replicate")  # Inconclusive while there are none
     est = proportion(sum(r["hits"] for r in reps), sum(r["draws"] for r in reps))
-    assert est is not None
-    p = reps[0]["p_top"]
-    return Estimate(est.value / p, est.low / p, est.high / p, est.n, est.unit, est.how)
+    return est.scaled(1.0 / reps[0]["p_top"])
 
 
 class TemplateGumbelMax(Experiment[GumbelMaxConfig]):

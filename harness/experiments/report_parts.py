@@ -31,11 +31,3 @@ def table(
 def fmt(x: float | None, spec: str = ".3g") -> str:
     """A number as text, '-' for a missing one (None or NaN)."""
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
-
-
-def by_label(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """Records grouped by their ``label`` (one group per sampler setting), in first-seen order."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    for r in records:
-        out.setdefault(r["label"], []).append(r)
-    return out

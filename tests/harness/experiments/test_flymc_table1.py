@@ -11,13 +11,12 @@ import pytest
 
 from harness.engine import label_words
 from harness.experiments import get_experiment
-from harness.experiments.claims import judge
 from harness.experiments.declare import from_manifest
 from harness.experiments.flymc_table1 import PAPER, FlymcTable1, Row, Table1Config
 from harness.experiments.framework import section
 from harness.report import write_report
 from harness.store import RECORDS, load_records
-from tests.harness.experiments.tiny import run_tiny
+from tests.harness.experiments.tiny import assert_decided, run_tiny
 
 FLYMC = FlymcTable1()
 
@@ -158,11 +157,5 @@ def test_claims_decide_both_ways() -> None:
     # Every ESS and count out of its band; MAP-tuned's speedups far under 10 and untuned's
     # above a third of them.
     bad = _made_up({"regular": 4.0, "untuned": 12.0, "map": 0.2}, 3.0, 5000.0)
-    for records, want in ((good, "reproduced"), (bad, "not reproduced")):
-        for claim in claims:
-            v = judge(claim, records)
-            if claim.differs:
-                assert v.verdict == "setting differs", claim.id
-                assert f"the rule alone: {want};" in v.reason, (claim.id, v.reason)
-            else:
-                assert v.verdict == want, (claim.id, v)
+    assert_decided(claims, good, "reproduced")
+    assert_decided(claims, bad, "not reproduced")

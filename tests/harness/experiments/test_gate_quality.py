@@ -14,7 +14,6 @@ import pytest
 import harness.experiments.gate_quality as gq
 from harness.engine import label_words
 from harness.experiments import get_experiment
-from harness.experiments.claims import judge
 from harness.experiments.declare import from_manifest
 from harness.experiments.framework import section
 from harness.experiments.gate_quality import (
@@ -28,7 +27,7 @@ from harness.experiments.gate_quality import (
 from harness.registry import build_registry
 from harness.store import RECORDS, load_records
 from harness.verification import plan_cases
-from tests.harness.experiments.tiny import run_tiny, stable
+from tests.harness.experiments.tiny import assert_decided, run_tiny, stable
 
 GATES = GateQuality()
 PAIR = str(Path(__file__).resolve().parents[1] / "data" / "planted_pair.py")
@@ -206,6 +205,4 @@ def test_claims_decide_both_ways(good: bool) -> None:
     records = _made_up(good)
     claims = GATES.claims(GATES.config("quick"))
     assert len(claims) == 4
-    for claim in claims:
-        v = judge(claim, records)
-        assert v.verdict == expected, (claim.id, v.ours, v.reason)
+    assert_decided(claims, records, expected)

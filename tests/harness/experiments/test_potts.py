@@ -10,7 +10,6 @@ import pytest
 
 from harness.engine import label_words
 from harness.experiments import get_experiment
-from harness.experiments.claims import judge
 from harness.experiments.common import checkpoints
 from harness.experiments.declare import from_manifest
 from harness.experiments.framework import run, section
@@ -18,7 +17,7 @@ from harness.experiments.potts import Potts
 from harness.experiments.potts.settings import PottsConfig, SamplerSetting, paper_samplers
 from harness.report import write_report
 from harness.store import RECORDS, load_records
-from tests.harness.experiments.tiny import run_tiny, stable
+from tests.harness.experiments.tiny import assert_decided, run_tiny, stable
 
 POTTS = Potts()
 
@@ -227,7 +226,5 @@ def _made_up(good: bool) -> list[dict]:
 
 def test_claims_decide_both_ways() -> None:
     claims = POTTS.claims(POTTS.config("quick"))
-    good, bad = _made_up(True), _made_up(False)
-    for claim in claims:
-        assert judge(claim, good).verdict == "reproduced", claim.id
-        assert judge(claim, bad).verdict == "not reproduced", claim.id
+    assert_decided(claims, _made_up(True), "reproduced")
+    assert_decided(claims, _made_up(False), "not reproduced")

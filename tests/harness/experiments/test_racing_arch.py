@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from harness.experiments import get_experiment
-from harness.experiments.claims import judge
 from harness.experiments.declare import from_manifest
 from harness.experiments.framework import run, section
 from harness.experiments.racing_arch import (
@@ -32,7 +31,7 @@ from harness.store import RECORDS, load_records
 from harness.targets import arch
 from harness.targets.arch import MODELS
 from implementations.racing.reference import race_two_arms
-from tests.harness.experiments.tiny import run_tiny, stable
+from tests.harness.experiments.tiny import assert_decided, run_tiny, stable
 
 ARCH = RacingArch()
 
@@ -343,10 +342,4 @@ def _made_up(good: bool) -> list[dict[str, Any]]:
 def test_claims_decide_both_ways(good: bool) -> None:
     claims = ARCH.claims(tiny_config())
     expected = "reproduced" if good else "not reproduced"
-    for claim in claims:
-        v = judge(claim, _made_up(good))
-        if claim.differs:
-            assert v.verdict == "setting differs", (claim.id, v.reason)
-            assert f"the rule alone: {expected};" in v.reason, (claim.id, v.reason)
-        else:
-            assert v.verdict == expected, (claim.id, v.ours, v.reason)
+    assert_decided(claims, _made_up(good), expected)

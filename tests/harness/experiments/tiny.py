@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.experiments.claims import Claim, judge
 from harness.experiments.declare import Config
 from harness.experiments.framework import Experiment, RunSummary, run
 
@@ -31,3 +33,15 @@ def run_tiny(experiment: Experiment[Any], config: Config, out: Path, **kw: Any) 
 def stable(record: dict[str, Any], clock: frozenset[str] = CLOCK_FIELDS) -> dict[str, Any]:
     """``record`` without the fields that change from run to run."""
     return {k: v for k, v in record.items() if k not in clock}
+
+
+def assert_decided(claims: Sequence[Claim], records: list[dict[str, Any]], want: str) -> None:
+    """Every claim comes out ``want`` on ``records``; one whose setting differs says so, and
+    its reason carries what the rule alone gives."""
+    for claim in claims:
+        v = judge(claim, records)
+        if claim.differs:
+            assert v.verdict == "setting differs", (claim.id, v.reason)
+            assert f"the rule alone: {want};" in v.reason, (claim.id, v.reason)
+        else:
+            assert v.verdict == want, (claim.id, v.ours, v.reason)
