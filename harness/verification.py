@@ -33,7 +33,14 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from harness.gates import chisquare_2samp, chisquare_gof, ks_1samp, ks_2samp
+from harness.gates import (
+    chisquare_2samp,
+    chisquare_gof,
+    exact_start,
+    ks_1samp,
+    ks_2samp,
+    search_audit,
+)
 from harness.gates.box_bounds import bound_validity, ks_marginals, visited_boxes
 from harness.gates.continuous_chain import continuous_factor_graph_gates
 from harness.gates.exactness import ks_detectable
@@ -47,7 +54,7 @@ from harness.gates.moments import (
     moment_variance,
 )
 from harness.gates.rates import error_rate, tv_estimate
-from harness.gates.result import GateContext, GateResult
+from harness.gates.result import GateContext, GateResult, Supplement
 from harness.gates.thinning import quantile_indicators, state_indicators, thinning_lag
 from harness.gates.transitions import chain_state_indices, transition_consistency
 from harness.spec import AlgorithmSpec, Chain, Draws
@@ -517,6 +524,10 @@ GATE_SETS: Mapping[str, Mapping[str, GateSet]] = MappingProxyType(
 #: argument (simulation-based calibration, the z-conditional test).
 RERUN_KINDS = frozenset({"glm-posterior"})
 
+#: Gates across target kinds, each deciding where it applies
+#: (:class:`~harness.gates.result.Supplement`).
+SUPPLEMENTS: tuple[Supplement, ...] = (*exact_start.SUPPLEMENTS, *search_audit.SUPPLEMENTS)
+
 
 @dataclass(frozen=True)
 class Truth:
@@ -666,12 +677,25 @@ def gates_for(
     params: Mapping[str, Any] | None = None,
     context: GateContext | None = None,
 ) -> list[GateResult]:
-    """Every gate verdict on one sampler's output, from its kind's gate set (:data:`GATE_SETS`);
-    ``context`` lets the gate sets of :data:`RERUN_KINDS` run the sampler again."""
+    """Every gate verdict on one sampler's output: its kind's gate set (:data:`GATE_SETS`) and
+    the applicable :data:`SUPPLEMENTS`, an equal share of ``alpha`` each; ``context`` lets the
+    gate sets of :data:`RERUN_KINDS` and the supplements run the sampler again."""
     found = gate_set(spec, target.kind)
+    params = params or {}
+    extra = [s for s in SUPPLEMENTS if s.applies(spec, target, params)]
+    if extra and context is None:
+        raise ValueError(
+            f"the {', '.join(s.name for s in extra)} gates of {spec.name!r} rerun the sampler; "
+            "valid: pass context=GateContext(rerun, rng)"
+        )
+    share = alpha / (1 + len(extra))
     if target.kind in RERUN_KINDS:
-        return found(spec, target, draws, alpha, params or {}, context)
-    return found(spec, target, draws, alpha, params or {})
+        out = found(spec, target, draws, share, params, context)
+    else:
+        out = found(spec, target, draws, share, params)
+    for s in extra:
+        out.extend(s.run(spec, target, draws, share, params, context))
+    return out
 
 
 def _same(a: np.ndarray, b: np.ndarray, rtol: float) -> bool:
