@@ -247,22 +247,31 @@ def _parser() -> argparse.ArgumentParser:
         help="measure the false-failure rate of the gates on a correct sampler",
         description="Run one algorithm on one problem over many seeds, with the parameters\n"
         "`harness verify` gives it there (exact_answer=True for an approximate sampler), and\n"
-        "compare how often each gate fails at --alpha with alpha itself. Exit 1 when a gate is "
-        "off.",
+        "decide for each gate whether its rate of failures at --alpha lies within --factor of\n"
+        "alpha, each decision wrong with probability at most --error (a sequential test:\n"
+        "looks at 50 seeds, every doubling and the last seed; it stops once every gate is\n"
+        "decided). Also shows where each gate's p-values leave their simultaneous ECDF band and\n"
+        "its power both ways. Exit 0 when no gate is rejected, 1 when one is (its rate outside\n"
+        "the zone, or its p-values not uniform), 2 on a usage error.",
         epilog="how a gate is judged (the 'kind' column):\n"
-        "  test      one test with an exact null: its rate's 99.9% interval contains alpha and\n"
-        "            its p-values are uniform (KS p >= 0.001)\n"
-        "  combined  tests merged by Bonferroni or Holm: rate not above alpha, p-values not\n"
-        "            stochastically smaller than uniform (one-sided KS)\n"
+        "  test      one test with an exact null: its rate within [alpha / factor, alpha *\n"
+        "            factor] and its p-values uniform (KS p >= 0.001)\n"
+        "  combined  tests merged by Bonferroni or Holm: rate at most alpha * factor, p-values\n"
+        "            not stochastically smaller than uniform (one-sided KS)\n"
         "  bound     a gate that must prove something (error <= delta, ESS >= 100): its rate\n"
-        "            of failed proofs not above alpha\n\n"
+        "            of failed proofs at most alpha * factor\n"
+        "decisions: 'accept: rate in [lo, hi]' (the interval lies in the zone), 'reject: rate\n"
+        "above/below' (outside it), 'undecided after N seeds' (more --seeds would decide)\n\n"
         "examples:\n  harness calibrate --algorithm gibbs --seeds 500\n"
         "  harness calibrate --algorithm racing-normal --problem race-normal-D2-N1000-s0.3\n"
         "  harness calibrate --algorithm astar --problem clutter-D1 --param extra_draws=1\n"
+        "  harness calibrate --algorithm gumbel-max --seeds 4000 --factor 1.2 --error 0.01\n"
         "  harness reproduce gate-quality --level full   # every algorithm, and the planted bugs\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    cal.add_argument("--algorithm", required=True)
+    cal.add_argument(
+        "--algorithm", required=True, help="the registered algorithm to run (required)"
+    )
     cal.add_argument(
         "--problem",
         action="append",
@@ -271,20 +280,70 @@ def _parser() -> argparse.ArgumentParser:
         help="problem name, from the catalog or a --plugin (repeatable: each is calibrated in "
         "turn; default: the first fitting)",
     )
-    cal.add_argument("--impl", default="numba", choices=IMPLEMENTATION_NAMES)
-    cal.add_argument("--seeds", type=int, default=500)
-    cal.add_argument("--n", type=int, default=5000, help="draws per seed")
-    cal.add_argument("--alpha", type=float, default=0.05)
+    cal.add_argument(
+        "--impl",
+        default="numba",
+        choices=IMPLEMENTATION_NAMES,
+        help="the implementation to run (default: %(default)s)",
+    )
+    cal.add_argument(
+        "--seeds",
+        type=int,
+        default=500,
+        help="the most seeds to run, >= 10; fewer when every gate is decided first "
+        "(default: %(default)s)",
+    )
+    cal.add_argument(
+        "--n", type=int, default=5000, help="draws (or steps) per seed (default: %(default)s)"
+    )
+    cal.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="the level each seed's gates run at, in (0, 1) (default: %(default)s)",
+    )
+    cal.add_argument(
+        "--factor",
+        type=float,
+        default=1.5,
+        help="the tolerated zone: a rate within this factor of alpha, > 1 (default: %(default)s)",
+    )
+    cal.add_argument(
+        "--error",
+        type=float,
+        default=0.001,
+        help="the largest probability that a gate's decision is wrong, in (0, 0.5) (default: "
+        "%(default)s)",
+    )
+    cal.add_argument(
+        "--all-seeds",
+        action="store_true",
+        help="run every one of --seeds even when every gate is decided earlier (default: stop "
+        "once decided)",
+    )
     cal.add_argument(
         "--param",
         action="append",
         default=[],
         metavar="NAME=VALUE",
         help="an algorithm parameter (repeatable; VALUE read as JSON: 1, 0.3, true); any "
-        "--param replaces the parameters of verify's first check on the problem",
+        "--param replaces the parameters of verify's first check on the problem (default: "
+        "verify's)",
     )
-    cal.add_argument("--plugin", action="append", default=[], metavar="MODULE_OR_FILE")
-    cal.add_argument("--json", type=Path, default=None, help="also write the result as JSON")
+    cal.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE_OR_FILE",
+        help="a module or .py file that registers algorithms or problems (repeatable; default: "
+        "none)",
+    )
+    cal.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        help="also write the result as JSON; `harness report` plots it (default: none)",
+    )
 
     drw = sub.add_parser(
         "draw",
@@ -682,6 +741,9 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             plugins=tuple(args.plugin),
             progress=True,
             params=params,
+            factor=args.factor,
+            error=args.error,
+            early_stop=not args.all_seeds,
         )
         for problem in (dict.fromkeys(args.problem) or [None])
     ]

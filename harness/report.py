@@ -22,6 +22,12 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from harness.experiments.report_parts import cell, table
 from harness.figures import inline_svg as _svg
+from harness.report_bands import (
+    calibration_section,
+    is_calibration,
+    verdict_bands,
+    with_false_pass,
+)
 from harness.runner import SAMPLES, SUMMARY, RunConfig, decide, load_sample
 from harness.speed_limits import is_speed_limits, limits_section, load_speed_limits
 from harness.store import RECORDS, RUN_MANIFEST, load_records
@@ -137,7 +143,7 @@ def experiment_section(path: Path) -> dict[str, Any]:
 def verification_section(summary: dict[str, Any]) -> dict[str, Any]:
     run = Path(summary["run"])
     verdicts = sorted(
-        summary["verdicts"],
+        with_false_pass(summary["verdicts"], summary["records"]),
         key=lambda v: (v["algorithm"], v["problem"], str(v.get("params")), str(v["impl"])),
     )
     figures = []
@@ -162,6 +168,7 @@ def verification_section(summary: dict[str, Any]) -> dict[str, Any]:
         "failed": failed,
         "passed": not failed and bool(verdicts),
         "figures": figures,
+        "bands": verdict_bands(verdicts, summary["records"]),
     }
 
 
@@ -174,11 +181,13 @@ class ReportInputs:
     asv: tuple[Path, ...] = ()
     benchmarks: tuple[Path, ...] = ()
     limits: tuple[Path, ...] = ()
+    calibrations: tuple[Path, ...] = ()
 
 
 def classify_inputs(paths: list[Path]) -> ReportInputs:
-    """Sort paths into verification runs, experiments, asv results, pytest-benchmark JSON and
-    speed-limit JSON (``harness speed --limits --json``)."""
+    """Sort paths into verification runs, experiments, asv results, pytest-benchmark JSON,
+    speed-limit JSON (``harness speed --limits --json``) and calibration JSON (``harness
+    calibrate --json``)."""
     from harness.experiments.framework import is_experiment_dir
 
     sorted_: dict[str, list[Path]] = {
@@ -187,6 +196,7 @@ def classify_inputs(paths: list[Path]) -> ReportInputs:
         "asv": [],
         "benchmarks": [],
         "limits": [],
+        "calibrations": [],
     }
     for path in map(Path, paths):
         if not path.exists():
@@ -201,12 +211,15 @@ def classify_inputs(paths: list[Path]) -> ReportInputs:
             sorted_["benchmarks"].append(path)
         elif is_speed_limits(path):
             sorted_["limits"].append(path)
+        elif is_calibration(path):
+            sorted_["calibrations"].append(path)
         else:
             raise ValueError(
                 f"report input {str(path)!r} is none of: a verification run (harness verify "
                 "--out), an experiment directory (experiment.json), an asv results folder "
                 "(<machine>/machine.json inside), a pytest-benchmark JSON file, a speed-limits "
-                "JSON file (harness speed --limits --json)"
+                "JSON file (harness speed --limits --json), a calibration JSON file (harness "
+                "calibrate --json)"
             )
     return ReportInputs(**{k: tuple(v) for k, v in sorted_.items()})
 
@@ -407,6 +420,7 @@ def build_context(paths: list[Path]) -> dict[str, Any]:
         "claims": claims_summary([s for _, group in sorted(families.items()) for s in group]),
         "matrix": verdict_matrix(verification),
         "verification": verification,
+        "calibrations": [s for p in inputs.calibrations for s in calibration_section(p)],
         "families": sorted(families.items()),
         "speed": speed,
         "limits": limits_section(limits),

@@ -37,6 +37,11 @@ def ks_marginals(
         detectable_measure="sup |F - F0| of a marginal",
         detail=f"{d} marginals, Holm; adjusted p "
         + ", ".join(f"x{j}: {p:.3g}" for j, p in enumerate(adjusted)),
+        false_pass=per[0].false_pass,
+        # Each coordinate's PIT band, named by its coordinate (the report plots them).
+        ecdf=tuple(
+            dataclasses.replace(b, label=f"x[{j}]") for j, r in enumerate(per) for b in r.ecdf
+        ),
     )
 
 

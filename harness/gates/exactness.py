@@ -13,6 +13,8 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.power import GofChisquarePower
 
+from harness.gates.ecdf_bands import ecdf_band
+from harness.gates.power import chisquare_false_pass, ks_false_pass
 from harness.gates.result import GateResult
 
 POWER = 0.8
@@ -59,6 +61,7 @@ def _impossible(n: int, size: int, alpha: float, detail: str) -> GateResult:
         detectable=_chisquare_detectable(n, size, alpha),
         detectable_measure="Cohen's w",
         detail=detail,
+        false_pass=chisquare_false_pass(n, size, alpha),
     )
 
 
@@ -107,6 +110,7 @@ def chisquare_gof(values: np.ndarray, pmf: np.ndarray, alpha: float) -> GateResu
             detectable=math.nan,
             detectable_measure="Cohen's w",
             detail="one pooled cell: too few draws to test",
+            false_pass=chisquare_false_pass(n, bins, alpha),
         )
     stat, p = stats.chisquare(obs, exp)
     return GateResult(
@@ -119,6 +123,7 @@ def chisquare_gof(values: np.ndarray, pmf: np.ndarray, alpha: float) -> GateResu
         detectable=_chisquare_detectable(n, bins, alpha),
         detectable_measure="Cohen's w",
         detail=f"{bins} cells after pooling (expected >= 5) of {pmf.size}",
+        false_pass=chisquare_false_pass(n, bins, alpha),
     )
 
 
@@ -132,11 +137,17 @@ def ks_detectable(n: int, alpha: float) -> float:
 def ks_1samp(
     values: np.ndarray, cdf: Callable[[np.ndarray], np.ndarray], alpha: float, name: str = "ks"
 ) -> GateResult:
-    """One-sample Kolmogorov-Smirnov against an exact CDF (exact p-value for continuous F0)."""
+    """One-sample Kolmogorov-Smirnov against an exact CDF (exact p-value for continuous F0).
+
+    Keeps the PIT values' ECDF difference with its simultaneous band (``ecdf``, for the report's
+    plot) and the probability of passing a CDF off by KS_EFFECT (``false_pass``, a bound).
+    """
     values = np.asarray(values, dtype=np.float64)
     n = int(values.size)
     if n == 0:
         raise ValueError("ks_1samp needs at least one draw")
+    measure = "sup |F - F0|"
+    false_pass = ks_false_pass(n, alpha)
     if not np.all(np.isfinite(values)):
         return GateResult(
             gate=name,
@@ -146,10 +157,16 @@ def ks_1samp(
             passed=False,
             n=n,
             detectable=ks_detectable(n, alpha),
-            detectable_measure="sup |F - F0|",
+            detectable_measure=measure,
             detail="non-finite draws",
+            false_pass=false_pass,
         )
-    res = stats.ks_1samp(values, cdf, method="exact" if n <= 10_000 else "asymp")
+    xs = np.sort(values)
+    u = np.asarray(cdf(xs), dtype=np.float64)
+    # F0 is evaluated once: scipy sorts the draws (already sorted here) and calls the CDF on
+    # them; handing it the values just computed leaves its statistic and p-value unchanged.
+    res = stats.ks_1samp(xs, lambda _: u, method="exact" if n <= 10_000 else "asymp")
+    band = (ecdf_band(u, name),) if np.all(np.isfinite(u)) else ()
     return GateResult(
         gate=name,
         statistic=float(res.statistic),
@@ -158,7 +175,9 @@ def ks_1samp(
         passed=bool(res.pvalue >= alpha),
         n=n,
         detectable=ks_detectable(n, alpha),
-        detectable_measure="sup |F - F0|",
+        detectable_measure=measure,
+        false_pass=false_pass,
+        ecdf=band,
     )
 
 

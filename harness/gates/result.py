@@ -8,6 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from harness.gates.ecdf_bands import EcdfBand
+from harness.gates.power import FalsePass
+
 
 @dataclass(frozen=True, kw_only=True)
 class GateResult:
@@ -21,6 +24,10 @@ class GateResult:
     ``escalate_when_failed`` marks a failure that more draws could overturn (a bound not yet
     proven, e.g. an error rate whose interval straddles delta): the runner re-runs it with more
     draws while stages remain, and only then lets it fail.
+    ``false_pass`` states the power the other way: the probability of passing a bug of a named
+    size at this n and alpha (:mod:`harness.gates.power`). ``ecdf`` holds, for gates that test
+    uniform values (PITs, SBC ranks), the ECDF difference on a fixed grid with its simultaneous
+    band (:mod:`harness.gates.ecdf_bands`), one per quantity tested: what the report plots.
     """
 
     gate: str
@@ -36,6 +43,15 @@ class GateResult:
     multiple_testing: bool = True
     detail: str = ""
     escalate_when_failed: bool = False
+    false_pass: FalsePass | None = None
+    ecdf: tuple[EcdfBand, ...] = ()
+
+    def __post_init__(self) -> None:
+        # A result rebuilt from another's to_dict() (GateResult(**{**r.to_dict(), ...})) hands
+        # these back as plain data: turn them into their types again.
+        if isinstance(self.false_pass, dict):
+            object.__setattr__(self, "false_pass", FalsePass.from_dict(self.false_pass))
+        object.__setattr__(self, "ecdf", tuple(EcdfBand.from_dict(b) for b in self.ecdf))
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -27,6 +27,7 @@ import numpy as np
 
 from harness.gates.exactness import ks_1samp, ks_detectable
 from harness.gates.multiple import holm
+from harness.gates.power import ks_false_pass
 from harness.gates.result import GateResult
 from harness.gates.thinning import quantile_indicators, thinning_lag
 
@@ -100,20 +101,25 @@ def sbc_uniformity(
 
     ``detectable`` is the smallest sup |F - U| of the ranks' law the KS finds at its Holm share
     (alpha / d) with power about 0.8: a posterior that is too narrow or shifted by less than
-    that passes unseen.
+    that passes unseen. ``false_pass`` bounds the chance of passing a rank law off by
+    KS_EFFECT in one parameter; ``ecdf`` holds each parameter's rank-PIT ECDF difference with
+    its band (the SBC plot of Säilynoja et al. 2022), labelled by ``names``.
     """
     pits = np.asarray(pits, dtype=np.float64)
     if pits.ndim != 2 or pits.shape[0] < 2:
         raise ValueError(f"pits must have shape (replications >= 2, d), got {pits.shape}")
     R, d = pits.shape
     names = names or [f"theta[{j}]" for j in range(d)]
-    results = [ks_1samp(pits[:, j], lambda u: np.clip(u, 0.0, 1.0), alpha) for j in range(d)]
+    results = [
+        ks_1samp(pits[:, j], lambda u: np.clip(u, 0.0, 1.0), alpha, name=names[j]) for j in range(d)
+    ]
     p = np.array([r.p_value for r in results])
     _, adjusted = holm(p, alpha)
     worst = int(np.argmin(adjusted))
     thin = ""
     if kept is not None:
         thin = f"; draws kept per replication after thinning: median {int(np.median(kept))}"
+    measure = "sup |F - U| of a parameter's rank law"
     return GateResult(
         gate="sbc",
         statistic=float(results[worst].statistic),
@@ -122,7 +128,9 @@ def sbc_uniformity(
         passed=bool(adjusted[worst] >= alpha),
         n=R,
         detectable=ks_detectable(R, alpha / d),
-        detectable_measure="sup |F - U| of a parameter's rank law",
+        detectable_measure=measure,
         detail=f"{R} replications, {d} parameters, Holm; worst {names[worst]} "
         f"(KS {results[worst].statistic:.4f}){thin}",
+        false_pass=ks_false_pass(R, alpha / d, measure=measure),
+        ecdf=tuple(band for r in results for band in r.ecdf),
     )

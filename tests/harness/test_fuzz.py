@@ -253,6 +253,8 @@ BAD_OPTIONS = {
         ("--impl", "gpu"),
         ("--problem", "nope"),
         ("--param", "=1"),
+        ("--factor", "1"),
+        ("--error", "0.7"),
     ],
     "draw": [("--log-weights", "0,nan"), ("--n", "-1"), ("--log-weights", ""), ("--seed", "-1")],
 }

@@ -8,6 +8,7 @@ failure, so CI cannot pass by skipping.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -145,3 +146,57 @@ def test_the_claims_count_is_the_first_thing_under_the_title(browser, tmp_path):
     count = dom.index('id="claims-count"')
     assert title < count < dom.index("<nav>") and "Paper claims: " in dom
     assert 'href="#exp-potts"' in dom and 'id="exp-potts"' in dom
+
+
+#: The red of the marks where an ECDF difference leaves its band (harness.figures.EXIT_COLOUR).
+EXIT_RGB = (0xB0, 0x00, 0x20)
+
+
+def _red_pixels(png: Path) -> int:
+    """Pixels within a few levels of the exit marks' red (antialiased edges aside)."""
+    import matplotlib.image
+
+    rgb = matplotlib.image.imread(png)[..., :3] * 255
+    return int((abs(rgb - EXIT_RGB).max(axis=-1) <= 6).sum())
+
+
+def test_a_passing_and_a_failing_ecdf_band_render_and_the_failure_is_marked(browser, tmp_path):
+    """Chromium builds both band figures of a real run (a planted KS bug beside a correct
+    sampler) and paints them: the failing one's exit marks are in its DOM and on screen in red,
+    the passing one has neither."""
+    from tests.harness.band_inputs import FAILING, band_run
+
+    report = write_report([band_run(tmp_path)], tmp_path / "report.html")
+    done = run_command(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom",
+            report.resolve().as_uri(),
+        ],
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = re.findall(
+        r'<figure class="ecdf-band (pass|fail)" data-exits="(\d+)">(.*?)</figure>',
+        done.stdout,
+        re.S,
+    )
+    failing = [f for f in figures if f[0] == "fail"]
+    passing = [f for f in figures if f[0] == "pass"]
+    assert len(failing) == 1 and FAILING in failing[0][2] and passing
+    for verdict, exits, body in (failing[0], passing[0]):
+        assert "<svg" in body and "</svg>" in body and "<path" in body
+        assert ('id="ecdf-exits-' in body) == (verdict == "fail") == (int(exits) > 0)
+    # Painted, not only parsed: each figure alone in a page, screenshotted.
+    red = {}
+    for verdict, _, body in (failing[0], passing[0]):
+        page = tmp_path / f"{verdict}.html"
+        page.write_text(f'<!doctype html><meta charset="utf-8"><figure>{body}</figure>')
+        render(browser, page, tmp_path / f"{verdict}.png")
+        red[verdict] = _red_pixels(tmp_path / f"{verdict}.png")
+    assert red["fail"] > 50 and red["pass"] == 0, red

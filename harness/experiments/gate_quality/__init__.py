@@ -22,6 +22,8 @@ from harness.engine import Records, Task
 from harness.experiments.declare import LEVELS, Config, param
 from harness.experiments.framework import Column, Experiment, task
 from harness.experiments.report_parts import cell, table
+from harness.figures import ecdf_band_svg
+from harness.gates.ecdf_bands import ecdf_band
 from harness.registry import build_registry, registry_for
 from harness.runner import RunConfig, verify
 from harness.verification import plan_cases
@@ -35,6 +37,15 @@ CAPTION = (
     "calibrated: the 99.9% interval of the rate holds alpha (for a combined or bound gate: starts "
     "at or below it, conservative by design) and the p-values pass a KS test of uniformity (p >= "
     "0.001; one-sided for combined gates)."
+)
+#: Calibrated gates whose p-value bands are plotted beside every miscalibrated one.
+PASSING_BANDS = 4
+BAND_CAPTION = (
+    "The ECDF of each gate's p-values over the seeds minus the uniform CDF, with its 99.9% "
+    "simultaneous band (Säilynoja, Bürkner and Vehtari 2022). A calibrated test stays inside; a "
+    "curve above the band means too many small p-values (too many false failures); combined "
+    "gates may sit below by design, so only exits above count for them (marked red). Shown: "
+    "every miscalibrated gate, then the calibrated ones nearest to failing."
 )
 #: What a catch record keeps of each verdict (the report says why an escaped bug escaped).
 GATE_FIELDS = ("problem", "gate", "p_value", "adjusted_p", "verdict", "stage", "detectable")
@@ -256,6 +267,37 @@ class GateQuality(Experiment[GateQualityConfig]):
                 for level in config.catch_levels
             ),
         )
+
+    def figures(self, config: GateQualityConfig, records: Records) -> list[dict[str, Any]]:
+        """P-value ECDF bands per (family, gate): the miscalibrated ones, then a few others."""
+        p_values: dict[tuple, list[float]] = {}
+        for row in _gate_rows(records):
+            if row.get("p_value") is not None:
+                p_values.setdefault((row["family"], row["gate"]), []).append(row["p_value"])
+        judged = [
+            (key, g)
+            for key, g in rates(records, config.alpha, ("family", "gate"))
+            if g.kind != "bound" and len(p_values.get(key, ())) >= 2
+        ]
+        off = [kg for kg in judged if not kg[1].calibrated]
+        near = sorted((kg for kg in judged if kg[1].calibrated), key=lambda kg: kg[1].uniformity_p)
+        figures = []
+        for (family, gate), g in [*off, *near[:PASSING_BANDS]]:
+            band = ecdf_band(p_values[family, gate], gate)
+            side = "two-sided" if g.kind == "test" else "above"
+            verdict = "pass" if g.calibrated else "fail"
+            title = f"{family}: {gate} ({g.kind}), {g.trials} seeds: {verdict}"
+            svg = ecdf_band_svg(band, f"{gate}: {verdict}", "p-value", side)
+            figures.append({"title": title, "svg": svg, "cls": f"ecdf-band {verdict}"})
+        if not figures:
+            return []
+        return [
+            {
+                "title": "P-values of the gates over seeds",
+                "caption": BAND_CAPTION,
+                "figures": figures,
+            }
+        ]
 
     def tables(self, config: GateQualityConfig, records: Records) -> list[dict[str, Any]]:
         out = []

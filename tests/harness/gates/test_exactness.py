@@ -67,3 +67,42 @@ def test_two_sample_gates_and_controls():
     assert chisquare_2samp(da, db, PMF.size, 1e-4).passed
     flat = np.full(PMF.size, 1 / PMF.size)
     assert not chisquare_2samp(da, draws(flat, 10_000, 8), PMF.size, 1e-4).passed
+
+
+def test_ks_keeps_scipy_s_verdict_and_adds_its_band_and_power():
+    rng = np.random.default_rng(9)
+    cdf = stats.gumbel_r.cdf
+    for x in (rng.gumbel(size=3000), rng.gumbel(size=12_000)):  # exact and asymptotic p
+        got = ks_1samp(x, cdf, 1e-3)
+        ref = stats.ks_1samp(x, cdf, method="exact" if x.size <= 10_000 else "asymp")
+        assert got.statistic == ref.statistic and got.p_value == ref.pvalue
+        (band,) = got.ecdf
+        assert band.n == x.size and band.label == "ks" and band.exits().size == 0
+        assert abs(band.peak) == pytest.approx(got.statistic, abs=1e-6)
+        assert got.false_pass.bound and got.false_pass.effect == 0.05
+    # Negative control: a shifted sample fails and its band marks where.
+    bad = ks_1samp(rng.gumbel(size=3000) + 0.15, cdf, 1e-3)
+    assert not bad.passed and bad.ecdf[0].exits().size > 0
+    assert bad.to_dict()["ecdf"][0]["n"] == 3000  # records carry the summary as plain data
+
+
+def test_ks_on_non_finite_draws_fails_without_a_band():
+    res = ks_1samp(np.array([0.1, np.inf, 0.3]), stats.norm.cdf, 0.01, name="ks-x")
+    assert not res.passed and res.ecdf == () and res.false_pass is not None
+
+
+def test_chisquare_states_its_false_pass_rate():
+    res = chisquare_gof(draws(PMF, 20_000, 11), PMF, 1e-4)
+    assert res.false_pass.measure == "Cohen's w" and res.false_pass.effect == 0.1
+    # At n = 20000 a law at w = 0.1 is caught almost surely; at n = 300 mostly missed.
+    assert res.false_pass.rate < 1e-6
+    assert chisquare_gof(draws(PMF, 300, 11), PMF, 1e-4).false_pass.rate > 0.5
+
+
+def test_a_result_rebuilt_from_its_dict_keeps_its_band_and_power_typed():
+    from harness.gates.result import GateResult
+
+    res = ks_1samp(np.random.default_rng(12).random(500), lambda u: u, 0.01)
+    again = GateResult(**{**res.to_dict(), "gate": "renamed"})
+    assert again.ecdf == res.ecdf and again.false_pass == res.false_pass
+    assert again.to_dict() == {**res.to_dict(), "gate": "renamed"}
