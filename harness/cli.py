@@ -232,7 +232,7 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="INPUT",
         help="verification runs, experiment directories, asv results folders, pytest-benchmark "
-        "JSON files",
+        "JSON files, `harness calibrate --json` files",
     )
     rep.add_argument(
         "--output",

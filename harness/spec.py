@@ -108,6 +108,8 @@ class Param:
 
 
 SEED = Param("seed", 0, kind=int, low=0, doc="run seed")
+#: A spec's stated bound on the error of each Gibbs update (0: exact conditionals).
+CONDITIONAL_ERROR = Param("conditional_error", 0.0, float, 0.0, 1.0, high_inclusive=False)
 
 
 def check_seed(seed: Any) -> int:
@@ -179,9 +181,14 @@ class AlgorithmSpec:
     enumerated states and a bound on its numerical error, for the invariance gate on tiny
     models; ``gap_bound(target, params)`` returns a theorem's lower bound on its spectral gap and
     the theorem's name (or None where the theorem's conditions do not hold).
-    ``conditional_steps``: every recorded step of the chain redraws exactly one coordinate from
-    its exact full conditional (a Gibbs step, at the parameters of every check); the harness
-    then tests the conditional PIT of each update, which is i.i.d. uniform whatever the mixing.
+    ``conditional_steps``: every recorded step of the chain redraws one coordinate from its full
+    conditional (a Gibbs step, at the parameters of every check; on a discrete factor graph a
+    random-scan step, the site uniform); the harness then tests the conditional PIT of each
+    update, which is i.i.d. uniform whatever the mixing. ``conditional_error``: for Gibbs steps
+    whose conditionals are approximate (an interpolated inverse CDF, a discretised conditional),
+    a bound on the total variation between each update's law and the exact conditional (for a
+    1-D continuous conditional the Kolmogorov distance sup |G - F| suffices); 0 claims exact
+    conditionals. The per-step gate then tests against that bound.
     """
 
     name: str
@@ -202,6 +209,7 @@ class AlgorithmSpec:
     exact_kernel: Callable[[Any, Mapping[str, Any]], tuple[np.ndarray, float]] | None = None
     gap_bound: Callable[[Any, Mapping[str, Any]], tuple[float, str] | None] | None = None
     conditional_steps: bool = False
+    conditional_error: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
@@ -223,6 +231,13 @@ class AlgorithmSpec:
             raise ValueError(f"spec {self.name!r}: duplicate parameter names {names}")
         if self.guarantee == "approximate" and self.delta_param not in names:
             raise ValueError(f"spec {self.name!r} is approximate and must name its delta parameter")
+        error = CONDITIONAL_ERROR.check(self.conditional_error)
+        object.__setattr__(self, "conditional_error", error)
+        if self.conditional_error > 0.0 and not self.conditional_steps:
+            raise ValueError(
+                f"spec {self.name!r}: conditional_error = {self.conditional_error!r} bounds the "
+                "error of Gibbs steps; valid: 0 unless conditional_steps=True"
+            )
         object.__setattr__(self, "implementations", MappingProxyType(dict(self.implementations)))
         object.__setattr__(self, "target_kinds", tuple(self.target_kinds))
         object.__setattr__(self, "checks", tuple(self.checks))

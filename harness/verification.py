@@ -8,7 +8,9 @@ returns, so a plugin gets the same verdicts as a built-in algorithm:
   marginal, Holm across them (d = 2); bound-validity of the target's M(B) on the boxes a
   reference run visits;
 - exact samplers of independent draws: pair independence of consecutive draws (draws that
-  share randomness pass every marginal test);
+  share randomness pass every marginal test); approximate ones: the same, and the runs of
+  their error indicators (error-independence);
+- chains that declare Gibbs steps: every step against its conditional (gibbs_steps.py);
 - an ``extras["gumbel_max"]`` output: KS against Gumbel(log Z) (001, Eq. 1; on a box density,
   A*'s maxima, 001 Sec. 4);
 - ``extras["process_values"/"process_locations"]``: per-state KS against Gumbel(log p~(i))
@@ -44,8 +46,13 @@ from harness.gates import (
 from harness.gates.box_bounds import bound_validity, ks_marginals, visited_boxes
 from harness.gates.continuous_chain import continuous_factor_graph_gates
 from harness.gates.exactness import ks_detectable
+from harness.gates.gibbs_steps import gibbs_step_gates
 from harness.gates.glm_chain import glm_posterior_gates
-from harness.gates.independence import pair_independence_continuous, pair_independence_discrete
+from harness.gates.independence import (
+    error_runs,
+    pair_independence_continuous,
+    pair_independence_discrete,
+)
 from harness.gates.mcmc import ess_rhat, invariance, spectral_gap_bound
 from harness.gates.moments import (
     enumerated_marginals,
@@ -53,6 +60,7 @@ from harness.gates.moments import (
     moment_mean,
     moment_variance,
 )
+from harness.gates.power import ks_false_pass
 from harness.gates.rates import error_rate, tv_estimate
 from harness.gates.result import GateContext, GateResult, Supplement
 from harness.gates.thinning import quantile_indicators, state_indicators, thinning_lag
@@ -119,6 +127,9 @@ def _ks_family(columns: list[np.ndarray], locs: np.ndarray, alpha: float) -> Gat
         detectable=ks_detectable(max(smallest, 1), alpha / len(columns)),
         detectable_measure="sup |F - F0| at each state",
         detail=f"{len(results)} states, Bonferroni; fewest draws at a state: {smallest}",
+        false_pass=ks_false_pass(max(smallest, 1), alpha / len(columns)),
+        # The band of the worst state only: one per state could run to hundreds of KB.
+        ecdf=max(results, key=lambda r: r.statistic).ecdf,
     )
 
 
@@ -229,7 +240,11 @@ def approximate_gates(
       (``extras["exact"]``), Clopper-Pearson upper bound <= delta;
     - tv: TV of the histogram against the exact pmf, failing only if its interval lies above
       delta;
-    - pull-bounds: Prop. 2/3 cost bounds when the sampler reports ``max_pulls``/``draw_evals``.
+    - pull-bounds: Prop. 2/3 cost bounds when the sampler reports ``max_pulls``/``draw_evals``;
+    - pair-independence and error-independence: the draws of one call are independent (Prop. 1
+      is about one draw; draws that share randomness keep every marginal law and error rate):
+      consecutive values against the product of their margins, and the runs of consecutive
+      error indicators (harness/gates/independence.py).
     """
     if target.kind not in DISCRETE_KINDS or "exact" not in draws.extras:
         raise NotImplementedError(
@@ -238,10 +253,14 @@ def approximate_gates(
         )
     delta = float(spec.validate(params)[spec.delta_param])
     values = np.asarray(draws.values)
+    errors = values != np.asarray(draws.extras["exact"])
     checks: list[Callable[[float], GateResult]] = [
-        lambda a: error_rate(int(np.sum(values != draws.extras["exact"])), values.size, delta, a),
+        lambda a: error_rate(int(np.sum(errors)), values.size, delta, a),
         lambda a: tv_estimate(values, target.pmf, a, delta),
     ]
+    if values.size >= 3:
+        checks.append(lambda a: pair_independence_discrete(values, target.pmf, a))
+        checks.append(lambda a: error_runs(errors, a))
     if "max_pulls" in draws.extras and "draw_evals" in draws.extras:
         checks.append(lambda a: pull_bounds(draws, target, a))
     return [check(alpha / len(checks)) for check in checks]
@@ -353,6 +372,27 @@ def _energies(target: Any, states: np.ndarray, chunk: int = 256) -> np.ndarray:
     return out
 
 
+def _energy_ess(energy: np.ndarray, alpha: float) -> GateResult:
+    """Bulk/tail ESS and split R-hat (4 segments) of a chain's log-density trace; a trace that
+    never changed fails (nothing mixed)."""
+    n = energy.size
+    if np.ptp(energy) == 0.0:
+        return GateResult(
+            gate="ess",
+            statistic=0.0,
+            p_value=None,
+            alpha=alpha,
+            passed=False,
+            n=n,
+            detectable=100.0,
+            detectable_measure="bulk ESS required",
+            multiple_testing=False,
+            detail="the log density never changed",
+        )
+    segments = energy[: n - n % 4].reshape(4, -1)
+    return _renamed(ess_rhat(segments, min_ess=100.0, max_rhat=1.05), "ess")
+
+
 def factor_graph_gates(
     spec: AlgorithmSpec, target: Any, chain: Chain, alpha: float, params: Mapping[str, Any]
 ) -> list[GateResult]:
@@ -372,28 +412,16 @@ def factor_graph_gates(
     - transition-consistency: with the spec's exact kernel on tiny graphs, the chain's observed
       one-step transitions against the kernel's rows (the code must step as declared);
     - invariance / spectral-gap: with the spec's exact kernel on tiny graphs, pi P = pi and
-      detailed balance within the kernel's stated error, and the gap against the theorem's bound.
+      detailed balance within the kernel's stated error, and the gap against the theorem's bound;
+    - gibbs-step-pit / gibbs-step-energy (or gibbs-step-error against a stated
+      ``conditional_error``): for a spec that declares Gibbs steps, every step of the unthinned
+      chain against its random-scan kernel row, on any graph size (harness/gates/gibbs_steps.py).
     """
     params = spec.validate(params)  # the kernel and the bound need the defaults filled in
     X = np.asarray(chain.values)
     n = X.shape[0]
     energy = _energies(target, X)
-    segments = energy[: n - n % 4].reshape(4, -1)
-    if np.ptp(energy) == 0.0:
-        ess = GateResult(
-            gate="ess",
-            statistic=0.0,
-            p_value=None,
-            alpha=alpha,
-            passed=False,
-            n=n,
-            detectable=100.0,
-            detectable_measure="bulk ESS required",
-            multiple_testing=False,
-            detail="the log density never changed",
-        )
-    else:
-        ess = _renamed(ess_rhat(segments, min_ess=100.0, max_rhat=1.05), "ess")
+    ess = _energy_ess(energy, alpha)
     enumerable = target.D**target.n_vars <= ENUMERABLE
     every = chain_state_indices(X, target.D) if enumerable else None
     # Thin by the slowest observable the thinned tests count (harness/gates/thinning.py): the
@@ -425,11 +453,15 @@ def factor_graph_gates(
         # Binds the declared kernel (checked by invariance below) to the code that ran.
         P, err = kernel
         whole.append(lambda a: transition_consistency(every, P, a, err=err))
-    share = alpha / max(len(thinned) + len(whole), 1)
+    # Declared Gibbs steps: every step against its random-scan kernel row (gibbs_steps.py).
+    steps = spec.conditional_steps and params.get("thin", 1) == 1 and n >= 3
+    share = alpha / max(len(thinned) + len(whole) + int(steps), 1)
     for check in thinned:
         r = check(share)
         out.append(GateResult(**{**r.__dict__, "detail": f"{r.detail}; every {thin}-th of {n}"}))
     out.extend(check(share) for check in whole)
+    if steps:
+        out.extend(gibbs_step_gates(target, X, share, spec.conditional_error))
     if kernel is not None:
         P, err = kernel
         out.append(invariance(P, target.pmf, 2.0 * err + 1e-12))

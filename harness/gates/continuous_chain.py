@@ -29,6 +29,7 @@ import numpy as np
 from scipy import sparse, stats
 
 from harness.gates.exactness import POWER, chisquare_gof, ks_1samp
+from harness.gates.gibbs_steps import pit_against_bound
 from harness.gates.mcmc import ess_rhat
 from harness.gates.result import GateResult
 from harness.gates.thinning import state_indicators, thinning_lag
@@ -117,7 +118,8 @@ def continuous_factor_graph_gates(
 
     ``params`` is unused (no exact kernel is known for continuous states); it keeps the
     signature of ``factor_graph_gates`` so the dispatcher can call either. A spec declaring
-    ``conditional_steps`` also gets :func:`gibbs_step_pit`.
+    ``conditional_steps`` also gets :func:`gibbs_step_pit`, against its stated
+    ``conditional_error`` when that is not 0.
     """
     del params
     X = np.asarray(chain.values, dtype=np.float64)
@@ -155,22 +157,26 @@ def continuous_factor_graph_gates(
         r = check(share)
         out.append(GateResult(**{**r.__dict__, "detail": f"{r.detail}; every {thin}-th of {n}"}))
     if spec.conditional_steps:
-        out.append(gibbs_step_pit(target, X, share))
+        out.append(gibbs_step_pit(target, X, share, spec.conditional_error))
     return out
 
 
-def gibbs_step_pit(target: Any, X: np.ndarray, alpha: float) -> GateResult:
+def gibbs_step_pit(target: Any, X: np.ndarray, alpha: float, error: float = 0.0) -> GateResult:
     """For a sampler that declares exact Gibbs steps: the PIT F(x_i(t) | x_-i(t-1)) of the one
     coordinate each step changed. Each update is a fresh draw from that conditional, so the PITs
     are i.i.d. Uniform(0, 1) however slowly the chain mixes: a KS on all n - 1 of them, far
-    more power than the thinned chain gives. A step that changes no coordinate or several
-    breaks the declaration and fails the gate."""
+    more power than the thinned chain gives. With ``error`` > 0 (a spec's stated bound on
+    sup |G - F| of each update's conditional) the gate is gibbs-step-error, which fails only
+    when the PITs are provably further than that from uniform
+    (:func:`harness.gates.gibbs_steps.pit_against_bound`). A step that changes no coordinate
+    or several breaks the declaration and fails the gate."""
+    name = "gibbs-step-pit" if error == 0.0 else "gibbs-step-error"
     changed = X[1:] != X[:-1]
     count = changed.sum(axis=1)
     if np.any(count != 1):
         bad = int(np.flatnonzero(count != 1)[0]) + 1
         return GateResult(
-            gate="gibbs-step-pit",
+            gate=name,
             statistic=math.inf,
             p_value=0.0,
             alpha=alpha,
@@ -178,6 +184,7 @@ def gibbs_step_pit(target: Any, X: np.ndarray, alpha: float) -> GateResult:
             n=int(X.shape[0] - 1),
             detectable=math.nan,
             detectable_measure="sup |F - F0| of the update PITs",
+            multiple_testing=error == 0.0,
             detail=f"{int(np.sum(count != 1))} steps change {int(count[bad - 1])} coordinates "
             f"(first: step {bad}); a Gibbs step changes exactly one",
         )
@@ -186,9 +193,8 @@ def gibbs_step_pit(target: Any, X: np.ndarray, alpha: float) -> GateResult:
     xv = X[1:][np.arange(var.size), var]
     u = truncated_exp_cdf(xv, g, target.a, target.b)
     u[~((xv >= target.a) & (xv <= target.b))] = np.nan  # ks_1samp fails non-finite values
-    r = ks_1samp(u, lambda t: np.clip(t, 0.0, 1.0), alpha, name="gibbs-step-pit")
-    detail = "KS of F(x_i(t) | x_-i(t-1)) of every update against U(0, 1) (declared Gibbs steps)"
-    return GateResult(**{**r.__dict__, "detail": "; ".join(filter(None, (r.detail, detail)))})
+    what = "KS of F(x_i(t) | x_-i(t-1)) of every update against U(0, 1) (declared Gibbs steps)"
+    return pit_against_bound(u, alpha, error, what)
 
 
 def _box_indices(target: Any, X: np.ndarray) -> np.ndarray:

@@ -22,15 +22,21 @@ this a test of dependence only; the marginal law is the exactness gate's busines
 Detectable: Cohen's w of the pair law against the product of its margins (sqrt of the pair
 table's chi-square noncentrality per pair) with power 0.8. Draws repeated with probability r add
 about r (1 - p_a) p_a to each diagonal cell, so w^2 ~ r^2 (K - 1) on K equal bins.
+
+An approximate sampler's draws are also tested through their errors (:func:`error_runs`): the
+indicators of "draw != the exact answer under its own noise" of consecutive draws, by the exact
+law of their runs given the error count. Draws that share an index order (000, Alg. 1's
+mini-batches) err together while each keeps the right law and error rate.
 """
 
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Callable
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from harness.gates.exactness import _chisquare_detectable, pool_cells
 from harness.gates.result import GateResult
@@ -150,3 +156,93 @@ def pair_independence_continuous(
     codes = np.minimum((u * K).astype(np.int64), K - 1)
     res = pair_table_test(codes, K, alpha, lag)
     return GateResult(**{**res.__dict__, "detail": f"{res.detail}; bins by the exact CDF"})
+
+
+#: Seed of the uniform that randomises the error-runs test at its atoms; the stream is keyed by
+#: a hash of the whole error sequence, which given the counts is a pseudo-random function of
+#: where the errors fell, so the uniform varies across samples and keeps the gate pure.
+RUNS_SEED = 20_141
+#: The power at which the detectable clustering is stated.
+POWER = 0.8
+
+
+def _adjacency_law(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(a, P(A = a)) for A, the number of adjacent pairs (t, t + 1) that are both errors, when
+    k errors sit at uniformly random places among n (exchangeable indicators). A = k - R with R
+    the number of runs of errors: P(R = r) = C(k - 1, r - 1) C(n - k + 1, r) / C(n, k)."""
+    r = np.arange(1, min(k, n - k + 1) + 1)
+    log_p = (
+        special.gammaln(k) - special.gammaln(r) - special.gammaln(k - r + 1)
+        + special.gammaln(n - k + 2) - special.gammaln(r + 1) - special.gammaln(n - k - r + 2)
+        - (special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1))
+    )  # fmt: skip
+    p = np.exp(log_p - log_p.max())
+    return (k - r)[::-1], (p / p.sum())[::-1]
+
+
+def error_runs(errors: np.ndarray, alpha: float) -> GateResult:
+    """Independence of the error indicators of consecutive draws (e_t = draw t differs from the
+    exact answer under its own noise, 000 Prop. 1's event): draws that share randomness err
+    together, which no error-rate bound sees (each draw's rate is right; one-sided bounds pass
+    a rate that is too low).
+
+    Given the k errors of n draws, independent draws place them exchangeably, so the number A
+    of adjacent error pairs has the exact law of :func:`_adjacency_law` (runs of ones, as in
+    the Wald-Wolfowitz runs test), whatever the error rate. Errors are rare, where a 2 x 2
+    chi-square of consecutive indicators has no valid null, and this test is exact at any k.
+    Two-sided and randomised at its atoms (:data:`RUNS_SEED`), so the p-value is uniform under
+    independence: the calibration's check of uniform p-values applies.
+
+    Detectable: the smallest P(e_{t+1} | e_t) - P(e) found with power 0.8, from the critical
+    count c (P(A >= c) <= alpha / 2) and A ~ Poisson((k - 1) q) under clustering q.
+    """
+    e = np.asarray(errors, dtype=bool)
+    if e.ndim != 1 or e.size < 2:
+        raise ValueError(f"errors has shape {e.shape}; valid: one sequence of >= 2 indicators")
+    n, k = int(e.size), int(e.sum())
+    a = int(np.sum(e[1:] & e[:-1]))
+    measure = "P(error | previous draw erred) - P(error)"
+    if k < 2 or k == n:
+        return GateResult(
+            gate="error-independence",
+            statistic=float(a),
+            p_value=None,
+            alpha=alpha,
+            passed=True,
+            n=n,
+            detectable=math.nan,
+            detectable_measure=measure,
+            multiple_testing=False,
+            detail=f"{k} errors in {n} draws: no arrangement to test",
+        )
+    values, probs = _adjacency_law(n, k)
+    above = float(probs[values > a].sum())
+    at = float(probs[values == a].sum())
+    v = np.random.default_rng([RUNS_SEED, zlib.crc32(np.packbits(e).tobytes())]).random()
+    upper = min(1.0, above + v * at)
+    p = min(1.0, 2.0 * min(upper, 1.0 - upper))
+    mean = float(np.sum(values * probs))
+    tail = np.cumsum(probs[::-1])[::-1]  # P(A >= values[j])
+    reach = values[tail <= alpha / 2.0]
+    detail = (
+        f"{k} errors in {n} draws, {a} adjacent error pairs (expected {mean:.2f} if "
+        f"independent); P(error | previous erred) = {a / max(k - 1, 1):.3g} vs P(error) = "
+        f"{k / n:.3g}"
+    )
+    if reach.size:
+        lam = float(special.gammaincinv(float(reach.min()), POWER))
+        detectable = lam / (k - 1) - k / n
+    else:
+        detectable = math.nan
+        detail += "; too few errors for any arrangement to be significant"
+    return GateResult(
+        gate="error-independence",
+        statistic=float(a),
+        p_value=p,
+        alpha=alpha,
+        passed=bool(p >= alpha),
+        n=n,
+        detectable=detectable,
+        detectable_measure=measure,
+        detail=detail,
+    )

@@ -13,6 +13,7 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
+from harness.gates.power import error_rate_false_pass
 from harness.gates.result import GateResult
 from harness.spec import Param
 
@@ -49,6 +50,7 @@ def error_rate(errors: int, n: int, delta: float, alpha: float) -> GateResult:
         f"vs delta {delta:g}",
         # Not proven yet but not disproven either: more draws can settle it.
         escalate_when_failed=bool(low <= delta),
+        false_pass=error_rate_false_pass(n, delta, alpha),
     )
 
 

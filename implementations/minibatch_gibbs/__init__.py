@@ -2,7 +2,9 @@
 
 ``MINIBATCH_GIBBS_FAMILY`` is collected by ``implementations.FAMILIES``. Specs with an exact
 transition matrix on tiny graphs (``exact.py``) declare it, so verification checks pi P = pi and
-detailed balance, and the spectral gap against 003's Thm. 1 or 2 where they apply. The
+detailed balance, and the spectral gap against 003's Thm. 1 or 2 where they apply. ``gibbs``
+declares exact Gibbs steps (``conditional_steps``), so every step is tested against its kernel
+row on every graph; the minibatch and MH-corrected samplers draw from other laws per step. The
 continuous-variable samplers are listed in ``continuous.CONTINUOUS_FAMILY``.
 """
 
@@ -94,6 +96,9 @@ MINIBATCH_GIBBS_FAMILY: list[AlgorithmSpec] = [
         splittable=False,
         exact_kernel=_gibbs_kernel,
         kernels=(fast.KERNELS[0],),
+        # Each step draws x_i from its exact conditional, so every step is tested against its
+        # kernel row (harness/gates/gibbs_steps.py), on the Potts grid too.
+        conditional_steps=True,
     ),
     AlgorithmSpec(
         name="poisson-gibbs",

@@ -48,6 +48,20 @@ def test_spec_rejects_inconsistent_declarations():
         )
 
 
+def test_a_stated_conditional_error_needs_gibbs_steps_and_a_valid_value():
+    def gibbs(**extra):
+        kind = ("factor-graph",)
+        return AlgorithmSpec(
+            "x", "f", "p", "mcmc", kind, {"reference": _fn}, entry="run_chain", **extra
+        )
+
+    assert gibbs(conditional_steps=True, conditional_error=0.01).conditional_error == 0.01
+    with pytest.raises(ValueError, match=r"'conditional_error' = 1.5 is invalid.*\[0.0, 1.0\)"):
+        gibbs(conditional_steps=True, conditional_error=1.5)
+    with pytest.raises(ValueError, match="unless conditional_steps=True"):
+        gibbs(conditional_error=0.01)
+
+
 def test_sample_validates_before_calling(small_discrete):
     spec = AlgorithmSpec("x", "f", "p", "exact", ("discrete",), {"reference": _fn})
     with pytest.raises(ValueError, match="no implementation 'numba'"):

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from harness.spec import Chain, Draws
+from harness.gates.result import GateContext
+from harness.spec import Chain, Draws, rerun_for, sample
 from harness.verification import GATE_SETS, chain_gates, gate_set, gates_for, pull_bounds
 
 
@@ -117,3 +118,69 @@ def test_a_kind_without_gates_names_itself_and_the_known_kinds(registry):
         NotImplementedError, match=r"Markov chains .* kind 'discrete'.*posterior-1d"
     ):
         gate_set(registry.get("racing-mh"), "discrete")
+
+
+def test_approximate_draws_are_tested_for_independence(registry, small_discrete):
+    """Draws of one call that share randomness keep every error rate; the runs of their errors
+    show it (error-independence), and consecutive values are tested as for exact samplers."""
+    spec = registry.get("racing-normal")
+    params = {"delta": 0.05, "exact_answer": True}
+    rng = np.random.default_rng(2)
+    n = 20_000
+    exact = rng.choice(small_discrete.D, n, p=small_discrete.pmf)
+    wrong = (exact + 1) % small_discrete.D
+
+    def gates(errors):
+        draws = Draws(np.where(errors, wrong, exact), 1, {"exact": exact})
+        return _by_gate(gates_for(spec, small_discrete, draws, 1e-4, params))
+
+    good = gates(rng.random(n) < 0.02)
+    assert {"pair-independence", "error-independence"} <= set(good)
+    assert good["error-independence"].passed and good["error-rate"].passed
+    bad = gates(np.repeat(rng.random(n // 2) < 0.02, 2))  # the errors of a pair come together
+    assert bad["error-rate"].passed and bad["tv"].passed
+    assert not bad["error-independence"].passed
+
+
+def test_declared_gibbs_steps_get_the_per_step_gates(registry, small_factor_graph):
+    spec = registry.get("gibbs")
+    assert spec.conditional_steps and spec.conditional_error == 0.0
+
+    def gates(spec, **params):
+        chain = sample(spec, "numba", small_factor_graph, 5000, np.random.default_rng(3), **params)
+        # Gates across kinds (exact-start) may rerun the sampler: give them the means to.
+        context = GateContext(rerun_for(spec, "numba", params), np.random.default_rng(4))
+        return _by_gate(gates_for(spec, small_factor_graph, chain, 1e-4, params, context))
+
+    found = gates(spec)
+    assert found["gibbs-step-pit"].passed and found["gibbs-step-energy"].passed
+    # A thinned chain has no single steps to test; a chain of a spec without Gibbs steps neither.
+    assert "gibbs-step-pit" not in gates(spec, thin=2)
+    assert "gibbs-step-pit" not in gates(registry.get("poisson-gibbs"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "gates"),
+    [
+        ("planted-racing-normal-early-final", {"error-rate"}),
+        ("planted-racing-normal-paired-orders", {"error-independence"}),
+        ("planted-gibbs-warm", {"gibbs-step-energy", "gibbs-step-pit"}),
+    ],
+)
+def test_the_planted_slips_are_caught_at_the_quick_level(tmp_path, name, gates):
+    """`harness verify --plugin tests/plugins/planted_slips.py --algorithm NAME --impl
+    reference --level quick`, in process: each slip fails the gates its docstring names, and
+    none of the older gates of its kind (a cross-kind supplement may catch it as well)."""
+    from pathlib import Path
+
+    from harness.runner import RunConfig, verify
+
+    plugin = str(Path(__file__).resolve().parents[1] / "plugins" / "planted_slips.py")
+    config = RunConfig((name,), ("reference",), "quick", 0, plugins=(plugin,))
+    done = verify(config, tmp_path / "run", workers=1, progress=False, scheduler="inprocess")
+    failed = {v["gate"] for v in done["verdicts"] if v["verdict"] == "fail"}
+    assert gates <= failed, failed
+    old = {"error-rate", "tv", "pull-bounds", "chi-square-thinned", "moment-marginals"}
+    old |= {"transition-consistency", "invariance", "ess"}
+    assert not (failed - gates) & old, failed

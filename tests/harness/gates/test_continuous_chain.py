@@ -204,3 +204,20 @@ def test_declared_gibbs_steps_are_checked_update_by_update(tiny) -> None:
     two[50:, 0] += 1e-9
     res = gibbs_step_pit(tiny, two, ALPHA)
     assert not res.passed and "change 2 coordinates" in res.detail
+
+
+def test_a_stated_conditional_error_replaces_the_exactness_test(tiny) -> None:
+    """A spec with approximate conditionals states sup |G - F| of each update; its chain is
+    tested against that bound (gibbs-step-error, a bound gate), not against exactness."""
+    rng = np.random.default_rng(6)
+    sharp = _gibbs_chain(tiny, 20000, rng, 1.3)  # the exponent 30% too sharp, as above
+    assert not gibbs_step_pit(tiny, sharp, ALPHA).passed
+    loose = gibbs_step_pit(tiny, sharp, ALPHA, error=0.2)
+    assert loose.gate == "gibbs-step-error" and loose.passed and not loose.multiple_testing
+    tight = gibbs_step_pit(tiny, sharp, ALPHA, error=1e-4)
+    assert not tight.passed and tight.interval[0] > 1e-4
+    spec = dataclasses.replace(SPECS["pgda"], conditional_steps=True, conditional_error=0.2)
+    gates = {r.gate for r in continuous_factor_graph_gates(spec, tiny, Chain(sharp, 0), ALPHA, {})}
+    assert "gibbs-step-error" in gates and "gibbs-step-pit" not in gates
+    with pytest.raises(ValueError, match="conditional_error"):
+        dataclasses.replace(SPECS["pgda"], conditional_error=0.1)  # no Gibbs steps declared
