@@ -55,10 +55,10 @@ GATE_FIELDS += ("detectable_measure", "detail")
 @dataclass(frozen=True, kw_only=True)
 class GateQualityConfig(Config):
     experiment = "gate-quality"
-    seeds: int = param(low=10, quick=60, full=500, doc="seeds per algorithm")
+    seeds: int = param(low=10, quick=10, full=500, doc="seeds per algorithm")
     n: int = param(20_000, low=100, doc="draws or steps per seed (fewer where verify's are)")
     alpha: float = param(0.05, low=0.0, high=1.0, open=True, doc="alpha")
-    chunk: int = param(low=1, quick=20, full=25, doc="seeds per task")
+    chunk: int = param(low=1, quick=10, full=25, doc="seeds per task")
     catch_levels: tuple[str, ...] = param(
         choices=LEVELS, quick=("quick",), full=("quick", "full"), doc="planted bugs at levels"
     )
@@ -193,8 +193,9 @@ class GateQuality(Experiment[GateQualityConfig]):
         "every registered algorithm over many seeds (each seed one of the cases `harness verify "
         "--level quick` runs), each gate's rejection rate at alpha = 0.05 with a 99.9% interval "
         "and the uniformity of its p-values; then `harness verify` on every planted bug in "
-        "tests/plugins/planted_*.py. quick: 60 seeds, bugs at the default level; full: 500 "
-        "seeds, bugs at both levels. --part false-failures|catch."
+        "tests/plugins/planted_*.py. quick: 10 seeds (a smoke check; the rates are decided at "
+        "full), bugs at the default level; full: 500 seeds, bugs at both levels. --part "
+        "false-failures|catch."
     )
     title = "Gate quality: false failures on correct samplers, catches of planted bugs"
     config_type = GateQualityConfig
