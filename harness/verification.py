@@ -19,7 +19,11 @@ returns, so a plugin gets the same verdicts as a built-in algorithm:
   thinned KS of each marginal against quadrature (D <= 2), simulation-based calibration (D > 2),
   and the z-conditional test for samplers with auxiliary bright/dark variables; the last two
   rerun the sampler through a :class:`~harness.gates.result.GateContext`;
-- two implementations: agreement under the same seed.
+- two implementations: agreement under the same seed;
+- across kinds (:data:`SUPPLEMENTS`): searches that declare ``audit``/``report_bounds`` (the A*
+  family) get run-to-completion and own-bound on one rerun (harness/gates/search_audit.py);
+  MCMC kernels on targets we can draw exactly get exact-start invariance
+  (harness/gates/exact_start.py).
 """
 
 from __future__ import annotations

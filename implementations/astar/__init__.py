@@ -5,7 +5,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.spec import AlgorithmSpec, Check, Param
-from implementations.astar import fast, pm_fast, reference
+from implementations.astar import audit_fast, fast, pm_fast, pm_reference, reference
 
 #: Rejection with one global bound only where it accepts often (clutter's global bound is loose
 #: by a factor of about e^20: rejection would run for days there).
@@ -35,6 +35,28 @@ _HORIZON = Param(
     doc="004 Sec. 5: stop after this many expansions even before the exact stop, as the "
     "paper's experiments do (best Gumbel value per expansion in extras['trace']); the draw is "
     "then NOT exact. 0: run to the exact stop",
+)
+
+
+_AUDIT = Param(
+    "audit",
+    False,
+    bool,
+    doc="run-to-completion audit (implementations/astar/audit.py): after each draw's stop, "
+    "continue its search from the frontier with the target's bound M(B) and a Generator of its "
+    "own until nothing left can beat the result (at most audit.AUDIT_CAP expansions). "
+    "extras['audit_changed'] says per draw whether the answer changed (never, after an exact "
+    "stop), with 'audit_capped', 'audit_gumbel' and the continuation's 'audit_evals' and "
+    "'audit_bound_evals' (not in evals). Draws, costs and the Generator's state are those of "
+    "audit=False",
+)
+_REPORT = Param(
+    "report_bounds",
+    False,
+    bool,
+    doc="report the bounds the search used (audit.py): extras['bound_gap'] per draw, the largest "
+    "(o(x) - M) / (1 + |M|) over the points it evaluated against the bound it held for the "
+    "point's region, and per bound it computed 'bound_draw', 'bound_lo', 'bound_hi', 'bound_m'",
 )
 
 
@@ -90,6 +112,8 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
                 "-> 1.1 likelihood and 19 -> 1.5 bound evaluations a draw. Calls do not share "
                 "the partition, so n/2 + n/2 draws cost more than n",
             ),
+            _AUDIT,
+            _REPORT,
         ),
         summary="A* search over the top-down Gumbel process of the proposal, guided by the "
         "bounds M(B) >= o on boxes; returns the exact sample and its Gumbel(log Z) maximum.",
@@ -99,7 +123,7 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
             Check({"reuse": True}, problems=BOX_PROBLEMS_1D),
             Check({"extra_draws": 1.0, "reuse": True}, problems=("clutter-D1",)),
         ),
-        kernels=(fast.astar_kernel,),
+        kernels=(fast.astar_kernel, audit_fast.complete_all),
     ),
     AlgorithmSpec(
         name="astar-drill-down",
@@ -108,10 +132,11 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
         guarantee="exact",
         target_kinds=("box-density",),
         implementations={"reference": reference.drill_down, "numba": fast.drill_down},
+        params=(_AUDIT, _REPORT),
         summary="A* for a unimodal o in 1-D: every split prunes the child away from the mode, "
         "so the search keeps one box and no queue (a binary search for the peak).",
         checks=(Check(problems=DRILL_DOWN_PROBLEMS),),
-        kernels=(fast.drill_down_kernel,),
+        kernels=(fast.drill_down_kernel, audit_fast.complete_all),
         target_check=_check_unimodal,
     ),
     AlgorithmSpec(
@@ -152,6 +177,7 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
                 "draws: about 14 -> 1.3 likelihood and 26 -> 0.6 bound evaluations a draw. "
                 "Calls do not share the pieces, so n/2 + n/2 draws cost more than n",
             ),
+            _REPORT,
         ),
         summary="Adaptive rejection with piecewise-constant bounds: pick a piece by "
         "nu(B) exp(M(B)), accept by exp(o - M), refine on rejection; the pieces reset per draw "
@@ -170,7 +196,7 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
         paper="004_b270422b62f00607.txt, Alg. 1 (Sec. 4.2-4.3, Eq. 3-8)",
         guarantee="exact",
         target_kinds=("box-density",),
-        implementations={"reference": reference.pm_astar, "numba": pm_fast.pm_astar},
+        implementations={"reference": pm_reference.pm_astar, "numba": pm_fast.pm_astar},
         params=(
             Param(
                 "particles",
@@ -187,7 +213,7 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
                 "stop_bound",
                 "global",
                 str,
-                choices=reference.STOP_BOUNDS,
+                choices=pm_reference.STOP_BOUNDS,
                 doc="the bound of the exact stop (selection never uses it): 'global', the one "
                 "bound of the whole box; 'regions', each new region's own (one bound "
                 "evaluation a region, a far earlier stop where the global bound is loose)",
@@ -196,7 +222,7 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
                 "estimator",
                 "prior",
                 str,
-                choices=reference.ESTIMATORS,
+                choices=pm_reference.ESTIMATORS,
                 doc="the Monte-Carlo estimate of a region's Gumbel value (Eq. 3): 'prior', "
                 "draws from Q(. | S) (Sec. 5.3.2's fair setting); 'trajectory', the `particles` "
                 "points of a normalised gradient ascent on o from x(S) inside S, weighted by "
@@ -213,6 +239,8 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
                 doc="the trajectory's step length in x's units (004 tunes its SGD for A*'s "
                 "bounds and does not say how)",
             ),
+            _AUDIT,
+            _REPORT,
         ),
         summary="A* sampling that picks the next region by probability matching: the chance "
         "that its Monte-Carlo estimate of the region's Gumbel value is the largest, drawn in "
@@ -228,7 +256,7 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
                 problems=("clutter-D1",),
             ),
         ),
-        kernels=(pm_fast.pm_search_kernel,),
+        kernels=(pm_fast.pm_search_kernel, audit_fast.complete_all),
         target_check=_check_gradient,
     ),
     AlgorithmSpec(
@@ -237,13 +265,13 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
         paper="004_b270422b62f00607.txt, Alg. 3 (Appx. D)",
         guarantee="exact",
         target_kinds=("box-density",),
-        implementations={"reference": reference.astar_nobound, "numba": pm_fast.astar_nobound},
-        params=(_HORIZON,),
+        implementations={"reference": pm_reference.astar_nobound, "numba": pm_fast.astar_nobound},
+        params=(_HORIZON, _AUDIT, _REPORT),
         summary="A* sampling without a bound: expand the region with the largest Gumbel; "
         "exact once the best value beats that Gumbel plus the one bound of the whole box "
         "(rejection sampling's cost).",
         checks=(Check(problems=GLOBAL_STOP_PROBLEMS),),
-        kernels=(pm_fast.pm_search_kernel,),
+        kernels=(pm_fast.pm_search_kernel, audit_fast.complete_all),
     ),
     AlgorithmSpec(
         name="rejection",
@@ -252,6 +280,7 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
         guarantee="exact",
         target_kinds=("box-density",),
         implementations={"reference": reference.rejection, "numba": fast.rejection},
+        params=(_REPORT,),
         summary="Rejection sampling from the proposal with the global bound M(box): the "
         "baseline whose cost A* with a constant bound equals.",
         checks=(Check(problems=REJECTION_PROBLEMS),),

@@ -1,12 +1,13 @@
 """Numba kernels for A* sampling and rejection, and thin wrappers with the reference's signatures.
 
-The kernels consume the Generator in the reference's order. The normal CDF and its inverse are
-scipy's own C functions (``scipy.special.cython_special``), called through ctypes, so the
-reference's ``scipy.special.ndtr``/``ndtri`` and these agree bit for bit. A target's
-``log_lik`` and ``bound`` are compiled from the same source the reference calls.
+The kernels consume the Generator in the reference's order; the box-density helpers are
+``box_fast.py``'s. A target's ``log_lik`` and ``bound`` are compiled from the same source the
+reference calls.
 
 A*'s kernel keeps the bound partition as a binary tree in arrays (``reference.Box``): reset
-for every draw, or kept across the draws of one call with ``reuse``.
+for every draw, or kept across the draws of one call with ``reuse``. With ``audit`` and
+``report`` the kernels append frontier and bound rows (``audit_fast``), which the wrappers turn
+into the reference's extras, continuing the draws in ``audit_fast.complete_all``.
 
 Nothing here is cached on disk: Numba cannot cache a function that calls a ctypes pointer or
 takes another compiled function as an argument, so each process compiles on its first call.
@@ -14,124 +15,53 @@ takes another compiled function as an argument, so each process compiles on its 
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import math
 from collections.abc import Callable
 
 import numpy as np
 from numba import njit
-from numba.extending import get_cython_function_address
 
 from harness.spec import Draws
 from harness.targets.box_probes import compiled
+from implementations.astar import audit_fast as af
 from implementations.astar import reference
+from implementations.astar.audit import audit_generator
+from implementations.astar.box_fast import (
+    _grow,
+    _log_mass,
+    _longest_side,
+    _sample_1d,
+    _sample_in,
+)
 from implementations.gumbel.fast import _heap_pop, _heap_push, _log, _trunc_gumbel
 from implementations.minibatch_gibbs.fast import _poisson_count
-
-
-def _special(*names: str) -> Callable[[float], float]:
-    """A double -> double function of scipy.special.cython_special (fused ones carry a prefix)."""
-    for name in names:
-        try:
-            address = get_cython_function_address("scipy.special.cython_special", name)
-        except ValueError:
-            continue
-        return ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(address)
-    raise ImportError(f"scipy.special.cython_special has none of {names}")
-
-
-_ndtr = _special("ndtr", "__pyx_fuse_1ndtr")
-_ndtri = _special("ndtri")
-
-
-@njit(cache=False)
-def _log_diff_ndtr(a, b):
-    if a > 0.0:
-        a, b = -b, -a
-    if b <= 0.0:
-        if b > a:
-            return math.log(_ndtr(b) - _ndtr(a))
-        return -math.inf
-    return math.log1p(-(_ndtr(a) + _ndtr(-b)))
-
-
-@njit(cache=False)
-def _normal_inside(a, b, u):
-    sign = 1.0
-    if a > 0.0:
-        a, b, u, sign = -b, -a, 1.0 - u, -1.0
-    lo = _ndtr(a)
-    if b <= 0.0:
-        return sign * _ndtri(lo + u * (_ndtr(b) - lo))
-    mass = 1.0 - lo - _ndtr(-b)
-    v = u * mass
-    if v <= 0.5 - lo:
-        return sign * _ndtri(lo + v)
-    return -sign * _ndtri(_ndtr(-b) + (mass - v))
-
-
-@njit(cache=False)
-def _log_mass(proposal, origin, lo, hi):
-    total = 0.0
-    for j in range(lo.size):
-        code, a, b = int(proposal[j, 0]), proposal[j, 1], proposal[j, 2]
-        if code == 0:
-            total += _log_diff_ndtr((lo[j] - a) / b, (hi[j] - a) / b)
-        elif code == 1:
-            total += math.log(hi[j] - lo[j]) - math.log(b - a) if hi[j] > lo[j] else -math.inf
-        elif hi[j] <= lo[j]:
-            total += -math.inf
-        else:
-            total += -b * (lo[j] - origin[j]) + math.log(-math.expm1(-b * (hi[j] - lo[j])))
-    return total
-
-
-@njit(cache=False)
-def _sample_1d(proposal, lo, hi, j, u):
-    code, a, b = int(proposal[j, 0]), proposal[j, 1], proposal[j, 2]
-    if code == 0:
-        return a + b * _normal_inside((lo[j] - a) / b, (hi[j] - a) / b, u)
-    if code == 1:
-        return lo[j] + u * (hi[j] - lo[j])
-    return lo[j] - math.log1p(u * math.expm1(-b * (hi[j] - lo[j]))) / b
-
-
-@njit(cache=False)
-def _sample_in(proposal, lo, hi, rng, out):
-    for j in range(lo.size):
-        out[j] = _sample_1d(proposal, lo, hi, j, rng.random())
-
-
-@njit(cache=False)
-def _longest_side(lo, hi):
-    """The side a box splits along: the longest, the first of ties (the reference's argmax)."""
-    j = 0
-    for i in range(1, lo.size):
-        if hi[i] - lo[i] > hi[j] - lo[j]:
-            j = i
-    return j
-
-
-@njit(cache=False)
-def _grow(a):
-    """``a`` with twice the rows (1-D or 2-D), its rows kept."""
-    out = np.empty((2 * a.shape[0],) + a.shape[1:], dtype=a.dtype)  # noqa: RUF005 (Numba)
-    out[: a.shape[0]] = a
-    return out
-
 
 #: ``reference._share`` compiled from its own source (plain arithmetic, no NumPy calls).
 _share = njit(cache=False)(reference._share)
 
 
 @njit(cache=False)
-def astar_kernel(box_lo, box_hi, proposal, data, log_lik, bound, extra_draws, reuse, n, rng):
+def _audit_arrays(n, d, audit, report):
+    """The bound report's per-draw gaps and its rows, and the frontier rows (audit_fast's
+    layouts)."""
+    gaps = np.full(n, -math.inf)
+    bl = np.empty((64 if report else 1, 2 * d + 2))
+    fr = np.empty((64 if audit else 1, 3 * d + 3))
+    return gaps, bl, fr
+
+
+@njit(cache=False)
+def astar_kernel(
+    box_lo, box_hi, proposal, data, log_lik, bound, extra_draws, reuse, audit, report, n, rng
+):
     d = box_lo.size
     values = np.empty((n, d))
     gumbels = np.empty(n)
     liks = np.zeros(n, dtype=np.int64)
     bnds = np.zeros(n, dtype=np.int64)
+    gaps, bl, fr = _audit_arrays(n, d, audit, report)
+    bl_size = fr_size = 0
     # The bound partition, a binary tree (reference.Box): box b has the proposal mass t_nu[b],
     # the bound t_m[b] (its own once t_own[b]) and the children t_kid[b], t_kid[b] + 1 (-1: a
     # leaf). Without reuse it restarts from the root box for every draw.
@@ -169,6 +99,8 @@ def astar_kernel(box_lo, box_hi, proposal, data, log_lik, bound, extra_draws, re
             t_m[0] = bound(box_lo, box_hi, data)
             t_own[0] = True
             bnds[k] += 1
+            if report:
+                bl, bl_size = af.bound_add(bl, bl_size, k, box_lo, box_hi, t_m[0])
         b_[0] = 0
         neg[0] = -(g_[0] + t_m[0])
         seq[0] = 0
@@ -182,7 +114,10 @@ def astar_kernel(box_lo, box_hi, proposal, data, log_lik, bound, extra_draws, re
             left = t_kid[b]
             heir = -1  # a split leaf's children are both truncated below its last G
             if left < 0:  # a leaf: evaluate, draw more pairs (extra_draws), split at x_[p]
-                lb = g + log_lik(x_[p], data)
+                o = log_lik(x_[p], data)
+                if report:
+                    gaps[k] = max(gaps[k], af.excess(o, t_m[b]))
+                lb = g + o
                 liks[k] += 1
                 if lower < lb:
                     lower = lb
@@ -193,13 +128,20 @@ def astar_kernel(box_lo, box_hi, proposal, data, log_lik, bound, extra_draws, re
                         while count > 0 and lower < g + t_m[b]:
                             g = _trunc_gumbel(t_nu[b], g, rng.standard_exponential())
                             _sample_in(proposal, t_lo[b], t_hi[b], rng, x_k)
-                            lb = g + log_lik(x_k, data)
+                            o = log_lik(x_k, data)
+                            if report:
+                                gaps[k] = max(gaps[k], af.excess(o, t_m[b]))
+                            lb = g + o
                             liks[k] += 1
                             if lower < lb:
                                 lower = lb
                                 best[:] = x_k
                             count -= 1
                     if lower >= g + t_m[b]:
+                        if audit:
+                            fr, fr_size = af.front_add(
+                                fr, fr_size, k, t_lo[b], t_hi[b], t_lo[b], g, af.BELOW
+                            )
                         continue  # the rest of box b cannot beat LB
                 if boxes + 2 > tcap:
                     tcap *= 2
@@ -241,25 +183,41 @@ def astar_kernel(box_lo, box_hi, proposal, data, log_lik, bound, extra_draws, re
                     t_m[c] = bound(t_lo[c], t_hi[c], data)
                     t_own[c] = True
                     bnds[k] += 1
+                    if report:
+                        bl, bl_size = af.bound_add(bl, bl_size, k, t_lo[c], t_hi[c], t_m[c])
                 if lower < g_[s] + t_m[c]:
                     b_[s] = c
                     neg[s] = -(g_[s] + t_m[c])
                     seq[s] = s
                     size = _heap_push(heap, size, neg, seq, s)
                     used += 1
+                elif audit:
+                    state = af.MAX_AT if t_kid[c] < 0 else af.MAX
+                    fr, fr_size = af.front_add(
+                        fr, fr_size, k, t_lo[c], t_hi[c], x_[s], g_[s], state
+                    )
         values[k] = best
         gumbels[k] = lower
-    return values, gumbels, liks, bnds
+        if audit:  # the nodes left in the queue, in push order (seq = slot)
+            for s in np.sort(heap[:size]):
+                state = af.MAX_AT if t_kid[b_[s]] < 0 else af.MAX
+                b = b_[s]
+                fr, fr_size = af.front_add(fr, fr_size, k, t_lo[b], t_hi[b], x_[s], g_[s], state)
+    return values, gumbels, liks, bnds, fr, fr_size, gaps, bl, bl_size
 
 
 @njit(cache=False)
-def drill_down_kernel(box_lo, box_hi, proposal, data, log_lik, bound, mode, n, rng):
+def drill_down_kernel(box_lo, box_hi, proposal, data, log_lik, bound, mode, audit, report, n, rng):
     values = np.empty((n, 1))
     gumbels = np.empty(n)
     liks = np.zeros(n, dtype=np.int64)
     bnds = np.zeros(n, dtype=np.int64)
+    gaps, bl, fr = _audit_arrays(n, 1, audit, report)
+    bl_size = fr_size = 0
     lo = np.empty(1)
     hi = np.empty(1)
+    away_lo = np.empty(1)
+    away_hi = np.empty(1)
     x = np.empty(1)
     best = np.empty(1)
     log_root = _log_mass(proposal, box_lo, box_lo, box_hi)
@@ -271,37 +229,50 @@ def drill_down_kernel(box_lo, box_hi, proposal, data, log_lik, bound, mode, n, r
         best[0] = x[0]
         liks[k] = 1
         while True:
+            away_lo[0], away_hi[0] = lo[0], hi[0]
             if mode < x[0]:
-                hi[0] = x[0]
+                hi[0] = away_lo[0] = x[0]
             else:
-                lo[0] = x[0]
+                lo[0] = away_hi[0] = x[0]
+            if audit:  # the side away from the mode: its points lie below g
+                fr, fr_size = af.front_add(fr, fr_size, k, away_lo, away_hi, x, g, af.BELOW)
             log_c = _log_mass(proposal, box_lo, lo, hi)
             if log_c == -math.inf:
                 break
             g = _trunc_gumbel(log_c, g, rng.standard_exponential())
             _sample_in(proposal, lo, hi, rng, x)
             bnds[k] += 1
-            if lower >= g + bound(lo, hi, data):
+            m = bound(lo, hi, data)
+            if report:
+                bl, bl_size = af.bound_add(bl, bl_size, k, lo, hi, m)
+            if lower >= g + m:
+                if audit:
+                    fr, fr_size = af.front_add(fr, fr_size, k, lo, hi, x, g, af.MAX_AT)
                 break
-            lb = g + log_lik(x, data)
+            o = log_lik(x, data)
+            if report:
+                gaps[k] = max(gaps[k], af.excess(o, m))
+            lb = g + o
             liks[k] += 1
             if lower < lb:
                 lower = lb
                 best[0] = x[0]
         values[k] = best
         gumbels[k] = lower
-    return values, gumbels, liks, bnds
+    return values, gumbels, liks, bnds, fr, fr_size, gaps, bl, bl_size
 
 
 @njit(cache=False)
 def os_star_kernel(
-    box_lo, box_hi, proposal, data, log_lik, bound, strategy, refine_prob, reuse, n, rng
+    box_lo, box_hi, proposal, data, log_lik, bound, strategy, refine_prob, reuse, report, n, rng
 ):
     d = box_lo.size
     values = np.empty((n, d))
     gumbels = np.empty(n)
     liks = np.zeros(n, dtype=np.int64)
     bnds = np.zeros(n, dtype=np.int64)
+    gaps, bl, _ = _audit_arrays(n, d, False, report)
+    bl_size = 0
     cap = 64
     p_lo = np.empty((cap, d))
     p_hi = np.empty((cap, d))
@@ -319,6 +290,8 @@ def os_star_kernel(
             m_[0] = bound(box_lo, box_hi, data)
             bnds[k] = 1
             size = 1
+            if report:
+                bl, bl_size = af.bound_add(bl, bl_size, k, box_lo, box_hi, m_[0])
         time = 0.0
         while True:
             top = -math.inf
@@ -337,7 +310,10 @@ def os_star_kernel(
             time += rng.standard_exponential() * math.exp(-(top + math.log(cum[size - 1])))
             _sample_in(proposal, p_lo[j], p_hi[j], rng, x)
             liks[k] += 1
-            if math.log(1.0 - rng.random()) < log_lik(x, data) - m_[j]:
+            o = log_lik(x, data)
+            if report:
+                gaps[k] = max(gaps[k], af.excess(o, m_[j]))
+            if math.log(1.0 - rng.random()) < o - m_[j]:
                 values[k] = x
                 gumbels[k] = -math.log(time)
                 break
@@ -367,26 +343,35 @@ def os_star_kernel(
             for c in (j, j + 1):
                 log_nu[c] = _log_mass(proposal, box_lo, p_lo[c], p_hi[c])
                 m_[c] = bound(p_lo[c], p_hi[c], data)
+                if report:
+                    bl, bl_size = af.bound_add(bl, bl_size, k, p_lo[c], p_hi[c], m_[c])
             bnds[k] += 2
             size += 1
-    return values, gumbels, liks, bnds
+    return values, gumbels, liks, bnds, gaps, bl, bl_size
 
 
 @njit(cache=False)
-def rejection_kernel(box_lo, box_hi, proposal, data, log_lik, bound, n, rng):
+def rejection_kernel(box_lo, box_hi, proposal, data, log_lik, bound, report, n, rng):
     d = box_lo.size
     values = np.empty((n, d))
     liks = np.zeros(n, dtype=np.int64)
+    gaps, bl, _ = _audit_arrays(n, d, False, report)
+    bl_size = 0
     m = bound(box_lo, box_hi, data)
+    if report:
+        bl, bl_size = af.bound_add(bl, bl_size, 0, box_lo, box_hi, m)
     x = np.empty(d)
     for k in range(n):
         while True:
             _sample_in(proposal, box_lo, box_hi, rng, x)
             liks[k] += 1
-            if math.log(1.0 - rng.random()) < log_lik(x, data) - m:
+            o = log_lik(x, data)
+            if report:
+                gaps[k] = max(gaps[k], af.excess(o, m))
+            if math.log(1.0 - rng.random()) < o - m:
                 values[k] = x
                 break
-    return values, liks
+    return values, liks, gaps, bl, bl_size
 
 
 #: The user's functions, as a guarded twin names them in its error.
@@ -439,13 +424,19 @@ def _values(target, values: np.ndarray) -> np.ndarray:
     return values[:, 0] if target.d == 1 else values
 
 
-def _searched(target, values, gumbels, liks, bnds) -> Draws:
-    """A search's outputs as the reference returns them."""
+def _searched(target, values, gumbels, liks, bnds, extras=None) -> Draws:
+    """A search's outputs as the reference returns them (``extras``: the audit's)."""
     return Draws(
         _values(target, values),
         int(liks.sum()),
-        {"gumbel_max": gumbels, "draw_evals": liks, "bound_evals": bnds},
+        {"gumbel_max": gumbels, "draw_evals": liks, "bound_evals": bnds, **(extras or {})},
     )
+
+
+def _audited(target, args, arng, report, kernel) -> Draws:
+    values, gumbels, liks, bnds, fr, fr_size, gaps, bl, bl_size = kernel
+    extras = af.extras(args, arng, report, gumbels, fr, fr_size, gaps, bl, bl_size)
+    return _searched(target, values, gumbels, liks, bnds, extras)
 
 
 def astar(
@@ -454,13 +445,23 @@ def astar(
     rng: np.random.Generator,
     extra_draws: float = 0.0,
     reuse: bool = False,
+    audit: bool = False,
+    report_bounds: bool = False,
 ) -> Draws:
-    kernel = astar_kernel(*_args(target), float(extra_draws), bool(reuse), n, rng)
-    return _searched(target, *kernel)
+    args = _args(target)
+    arng = audit_generator(rng) if audit else None
+    flags = (float(extra_draws), bool(reuse), bool(audit), bool(report_bounds))
+    return _audited(target, args, arng, bool(report_bounds), astar_kernel(*args, *flags, n, rng))
 
 
-def drill_down(target, n: int, rng: np.random.Generator) -> Draws:
-    return _searched(target, *drill_down_kernel(*_args(target), float(target.mode), n, rng))
+def drill_down(
+    target, n: int, rng: np.random.Generator, audit: bool = False, report_bounds: bool = False
+) -> Draws:
+    args = _args(target)
+    arng = audit_generator(rng) if audit else None
+    flags = (float(target.mode), bool(audit), bool(report_bounds))
+    kernel = drill_down_kernel(*args, *flags, n, rng)
+    return _audited(target, args, arng, bool(report_bounds), kernel)
 
 
 def os_star(
@@ -470,15 +471,26 @@ def os_star(
     strategy: int = 1,
     refine_prob: float = 1.0,
     reuse: bool = False,
+    report_bounds: bool = False,
 ) -> Draws:
-    kernel = os_star_kernel(*_args(target), int(strategy), float(refine_prob), bool(reuse), n, rng)
-    return _searched(target, *kernel)
+    report = bool(report_bounds)
+    args = _args(target)
+    values, gumbels, liks, bnds, gaps, bl, bl_size = os_star_kernel(
+        *args, int(strategy), float(refine_prob), bool(reuse), report, n, rng
+    )
+    extras = af.extras(args, None, report, gumbels, None, 0, gaps, bl, bl_size)
+    return _searched(target, values, gumbels, liks, bnds, extras)
 
 
-def rejection(target, n: int, rng: np.random.Generator) -> Draws:
-    values, liks = rejection_kernel(*_args(target), n, rng)
+def rejection(target, n: int, rng: np.random.Generator, report_bounds: bool = False) -> Draws:
+    report = bool(report_bounds)
+    args = _args(target)
+    values, liks, gaps, bl, bl_size = rejection_kernel(*args, report, n, rng)
     bnds = np.zeros(n, np.int64)
     bnds[0] = 1
+    extras = af.extras(args, None, report, np.zeros(n), None, 0, gaps, bl, bl_size)
     return Draws(
-        _values(target, values), int(liks.sum()), {"draw_evals": liks, "bound_evals": bnds}
+        _values(target, values),
+        int(liks.sum()),
+        {"draw_evals": liks, "bound_evals": bnds, **extras},
     )

@@ -1,7 +1,8 @@
 """Numba kernels for PM-A* and A* without a bound (004_b270422b62f00607.txt, Alg. 1 and 3), the
 balanced tree compiled from its reference source, the selection benchmark's loops, and thin
-wrappers with the reference's signatures. The box-density helpers (proposal mass, sampling,
-splits) are those of :mod:`implementations.astar.fast`.
+wrappers with the reference's (:mod:`implementations.astar.pm_reference`) signatures. The
+box-density helpers (proposal mass, sampling, splits) are those of
+:mod:`implementations.astar.box_fast`, the audit's rows those of ``audit_fast``.
 """
 
 from __future__ import annotations
@@ -13,15 +14,11 @@ import numpy as np
 from numba import njit
 
 from harness.spec import Draws
-from implementations.astar import gumbel_tree, reference
-from implementations.astar.fast import (
-    _args,
-    _compiled,
-    _grow,
-    _log_mass,
-    _longest_side,
-    _sample_in,
-)
+from implementations.astar import audit_fast as af
+from implementations.astar import gumbel_tree, pm_reference
+from implementations.astar.audit import audit_generator
+from implementations.astar.box_fast import _grow, _log_mass, _longest_side, _sample_in
+from implementations.astar.fast import _args, _audit_arrays, _compiled
 from implementations.gumbel.fast import _heap_pop, _heap_push, _log, _trunc_gumbel
 
 
@@ -101,12 +98,15 @@ def pm_search_kernel(
     regions_m,
     estimator,
     step,
+    audit,
+    report,
     n,
     rng,
 ):
-    """reference.pm_search_one for n draws; ``select`` 0, 1, 2 = probability-matching,
-    max-gumbel, max-bound (the reference's SELECTIONS order); ``regions_m``: per-region bounds;
-    ``estimator`` 0, 1 = prior, trajectory (reference.ESTIMATORS)."""
+    """pm_reference.pm_search_one for n draws; ``select`` 0, 1, 2 = probability-matching,
+    max-gumbel, max-bound (pm_reference.SELECTIONS order); ``regions_m``: per-region bounds;
+    ``estimator`` 0, 1 = prior, trajectory (pm_reference.ESTIMATORS); ``audit`` and ``report``
+    keep the frontier and bound rows (audit_fast)."""
     d = box_lo.size
     values = np.empty((n, d))
     gumbels = np.empty(n)
@@ -115,6 +115,8 @@ def pm_search_kernel(
     expanded = np.zeros(n, dtype=np.int64)
     exact = np.zeros(n, dtype=np.bool_)
     traces = np.full((n, horizon), np.nan)
+    gaps, bl, fr = _audit_arrays(n, box_lo.size, audit, report)
+    bl_size = fr_size = 0
     pm = select == 0
     if not pm:
         regions_m = select == 2
@@ -145,10 +147,14 @@ def pm_search_kernel(
         fl, it, meta, free, stack = _tree_new(max(16, 4 * particles))
         m_all = bound(box_lo, box_hi, data)
         bnds[k] += 1
+        if report:
+            bl, bl_size = af.bound_add(bl, bl_size, k, box_lo, box_hi, m_all)
         log_nu = _log_mass(proposal, box_lo, box_lo, box_hi)
         g = log_nu - _log(rng.standard_exponential())
         _sample_in(proposal, box_lo, box_hi, rng, x_c)
         y = log_lik(x_c, data)
+        if report:
+            gaps[k] = max(gaps[k], af.excess(y, m_all))
         best_g = g + y
         best[:] = x_c
         liks[k] += 1
@@ -187,7 +193,15 @@ def pm_search_kernel(
                     if regions_m:
                         m_c = bound(c_lo, c_hi, data)
                         bnds[k] += 1
+                        if report:
+                            bl, bl_size = af.bound_add(bl, bl_size, k, c_lo, c_hi, m_c)
+                    if report:
+                        gaps[k] = max(gaps[k], af.excess(y_c, m_c))
                     if not best_g < g_c + m_c:
+                        if audit:  # dropped when made: its points left lie below g_c
+                            fr, fr_size = af.front_add(
+                                fr, fr_size, k, c_lo, c_hi, x_c, g_c, af.BELOW
+                            )
                         continue
                 # add(region): arrays, heap, particles
                 if used == cap:
@@ -282,6 +296,10 @@ def pm_search_kernel(
                         _tree_delete(fl, it, meta, free, stack, r_slots[r, i])
                 if best_g < r_g[r] + r_m[r]:
                     picked = r
+                elif audit:  # beaten after it was made
+                    fr, fr_size = af.front_add(
+                        fr, fr_size, k, r_lo[r], r_hi[r], r_x[r], r_g[r], af.BELOW
+                    )
             if picked < 0:
                 break
             parent = picked
@@ -289,7 +307,14 @@ def pm_search_kernel(
         values[k] = best
         gumbels[k] = best_g
         expanded[k] = n_exp
-    return values, gumbels, liks, bnds, expanded, exact, traces
+        if audit:  # the regions left, in the order they were made
+            for r in range(used):
+                if r_alive[r]:
+                    fr, fr_size = af.front_add(
+                        fr, fr_size, k, r_lo[r], r_hi[r], r_x[r], r_g[r], af.BELOW
+                    )
+    result = (values, gumbels, liks, bnds, expanded, exact, traces)
+    return result, (fr, fr_size, gaps, bl, bl_size)
 
 
 def pm_search(
@@ -302,35 +327,64 @@ def pm_search(
     stop_bound: str = "global",
     estimator: str = "prior",
     step: float = 0.1,
+    audit: bool = False,
+    report_bounds: bool = False,
 ) -> Draws:
     grad = (
         _no_grad if target.log_lik_grad is None else _compiled(target.log_lik_grad, "log_lik_grad")
     )
-    values, gumbels, liks, bnds, expanded, exact, traces = pm_search_kernel(
-        *_args(target),
+    args = _args(target)
+    arng = audit_generator(rng) if audit else None
+    (values, gumbels, liks, bnds, expanded, exact, traces), rows = pm_search_kernel(
+        *args,
         grad,
-        reference.SELECTIONS.index(select),
+        pm_reference.SELECTIONS.index(select),
         int(particles),
         int(horizon),
         stop_bound == "regions",
-        reference.ESTIMATORS.index(estimator),
+        pm_reference.ESTIMATORS.index(estimator),
         float(step),
+        bool(audit),
+        bool(report_bounds),
         n,
         rng,
     )
-    return reference.search_draws(target, values, gumbels, liks, bnds, expanded, exact, traces)
+    draws = pm_reference.search_draws(target, values, gumbels, liks, bnds, expanded, exact, traces)
+    draws.extras.update(af.extras(args, arng, bool(report_bounds), gumbels, *rows))
+    return draws
 
 
 def pm_astar(
-    target, n, rng, particles=1, horizon=0, stop_bound="global", estimator="prior", step=0.1
+    target,
+    n,
+    rng,
+    particles=1,
+    horizon=0,
+    stop_bound="global",
+    estimator="prior",
+    step=0.1,
+    audit=False,
+    report_bounds=False,
 ) -> Draws:
     return pm_search(
-        target, n, rng, "probability-matching", particles, horizon, stop_bound, estimator, step
+        target,
+        n,
+        rng,
+        "probability-matching",
+        particles,
+        horizon,
+        stop_bound,
+        estimator,
+        step,
+        audit,
+        report_bounds,
     )
 
 
-def astar_nobound(target, n, rng, horizon=0) -> Draws:
-    return pm_search(target, n, rng, "max-gumbel", 1, horizon)
+def astar_nobound(target, n, rng, horizon=0, audit=False, report_bounds=False) -> Draws:
+    return pm_search(
+        target, n, rng, "max-gumbel", 1, horizon, "global", "prior", 0.1, audit, report_bounds
+    )
 
 
 @njit(cache=False)

@@ -9,7 +9,7 @@ from harness.spec import sample
 from harness.targets.box_density import clutter, peaky_exponential
 from harness.targets.logistic_box import mika_logistic
 from harness.targets.pm_examples import bimodal_mixture, counter_example
-from implementations.astar import pm_fast, reference
+from implementations.astar import pm_fast, pm_reference
 
 
 def _same(a, b):
@@ -18,7 +18,7 @@ def _same(a, b):
         assert np.array_equal(a.extras[key], b.extras[key], equal_nan=True), key
 
 
-@pytest.mark.parametrize("select", reference.SELECTIONS)
+@pytest.mark.parametrize("select", pm_reference.SELECTIONS)
 def test_a_horizon_stops_early_and_traces_a_best_value_that_never_falls(select):
     draws = pm_fast.pm_search(counter_example(), 4, np.random.default_rng(0), select, horizon=50)
     trace = draws.extras["trace"]
@@ -35,7 +35,7 @@ def test_a_horizon_stops_early_and_traces_a_best_value_that_never_falls(select):
 )
 def test_the_trajectory_estimator_is_bit_identical(target):
     runs = []
-    for impl in (reference, pm_fast):
+    for impl in (pm_reference, pm_fast):
         rng = np.random.default_rng(7)
         runs.append(
             (impl.pm_astar(target, 2, rng, 4, 40, "global", "trajectory", 0.3), rng.random())
