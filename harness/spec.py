@@ -210,6 +210,9 @@ class AlgorithmSpec:
     gap_bound: Callable[[Any, Mapping[str, Any]], tuple[float, str] | None] | None = None
     conditional_steps: bool = False
     conditional_error: float = 0.0
+    #: The chain carries state x0 cannot set (a stored likelihood estimate, bright/dark
+    #: variables): a gate that starts chains from exact draws of x warms them up first.
+    auxiliary_state: bool = False
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):

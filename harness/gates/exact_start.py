@@ -170,10 +170,12 @@ def applies(spec: Any, target: Any, params: Mapping[str, Any]) -> bool:
 
 
 def _auxiliary(spec: Any, output: Any) -> bool:
-    """Whether the kernel keeps state x0 cannot set: bright/dark variables (FlyMC), known by a
-    ``theta_fixed`` parameter or a reported ``bright`` count (as the z-conditional gate)."""
+    """Whether the kernel keeps state x0 cannot set: declared (``spec.auxiliary_state``: MIN-Gibbs'
+    stored estimate, whose stationary law given x is tilted by exp(eps)), or bright/dark
+    variables (FlyMC), known by a ``theta_fixed`` parameter or a reported ``bright`` count."""
     names = {p.name for p in getattr(spec, "params", ())}
-    return "theta_fixed" in names or "bright" in getattr(output, "extras", {})
+    declared = bool(getattr(spec, "auxiliary_state", False))
+    return declared or "theta_fixed" in names or "bright" in getattr(output, "extras", {})
 
 
 def _reports_bright(output: Any, target: Any) -> bool:
@@ -345,7 +347,7 @@ def _false_pass(se: float, alpha: float, measure: str, effect: float) -> FalsePa
 def _warmup_text(plan: Plan) -> str:
     if not plan.warmup:
         return ""
-    return f" after {plan.warmup} dropped (z starts all dark: x0 sets only theta)"
+    return f" after {plan.warmup} dropped (the kernel's auxiliary state starts where x0 leaves it)"
 
 
 def bright_gate(target: Any, run: Replay, plan: Plan, alpha: float) -> GateResult:

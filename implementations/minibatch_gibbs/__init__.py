@@ -151,6 +151,8 @@ MINIBATCH_GIBBS_FAMILY: list[AlgorithmSpec] = [
             "a fresh global minibatch of expected size lam for each of the D - 1 other values; "
             "about (D - 1) lam evaluations per step."
         ),
+        # The stored estimate is drawn from its tilted law, not from a fresh estimate at x0.
+        auxiliary_state=True,
         splittable=False,
         kernels=(fast.KERNELS[3],),
     ),
@@ -186,6 +188,8 @@ MINIBATCH_GIBBS_FAMILY: list[AlgorithmSpec] = [
             "global minibatch of expected size lam2 estimates U(y) for the MH step; "
             "D |S| + (second minibatch) evaluations per step."
         ),
+        # The stored estimate is drawn from its tilted law, not from a fresh estimate at x0.
+        auxiliary_state=True,
         splittable=False,
         kernels=(fast.KERNELS[5],),
     ),

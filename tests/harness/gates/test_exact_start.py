@@ -308,3 +308,17 @@ def test_false_failures_over_200_seeds_stay_at_alpha(which, gaussian, registry, 
         low, _ = proportion_confint(failed, len(p), alpha=1e-3, method="beta")
         assert low <= 0.05, (gate, failed)
         assert stats.kstest(p, "uniform", alternative="greater").pvalue >= 1e-3, gate
+
+
+def test_a_declared_auxiliary_state_gets_a_warm_up() -> None:
+    """MIN-Gibbs stores its estimate with the state; its stationary law given x is tilted by
+    exp(eps), which a fresh estimate at an exact x0 is not (without the warm-up, correct chains
+    showed U(x) low by t = -5.6 on fg-ties-n4-D3)."""
+    from harness.gates.exact_start import _auxiliary
+    from harness.registry import build_registry
+
+    registry = build_registry()
+    chain = type("C", (), {"extras": {}})()
+    assert _auxiliary(registry.get("min-gibbs"), chain)
+    assert _auxiliary(registry.get("double-min-gibbs"), chain)
+    assert not _auxiliary(registry.get("gibbs"), chain)
