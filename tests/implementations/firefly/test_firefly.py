@@ -46,7 +46,9 @@ def test_each_chain_passes_its_gates_on_a_posterior_with_quadrature_truth(name):
     chain = sample(spec, "numba", target, 20000, rng, **params)
     context = GateContext(rerun_for(spec, "numba", params), rng)
     gates = {g.gate: g for g in gates_for(spec, target, chain, 1e-3, params, context)}
-    expected = {"ess", "ks-marginals"} | ({"z-conditional"} if name.startswith("flymc") else set())
+    expected = {"ess", "ks-marginals", "exact-start-moments", "exact-start-ks"}
+    if name.startswith("flymc"):
+        expected |= {"z-conditional", "exact-start-bright"}
     assert set(gates) == expected
     assert all(g.passed for g in gates.values()), [g.detail for g in gates.values()]
 
