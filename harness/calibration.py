@@ -69,6 +69,8 @@ ERROR_RATE_GATES = ("error-rate", "decision-error")
 COMBINED = frozenset(
     {
         "ks-marginals",
+        "exact-start-moments",
+        "exact-start-ks",
         "ks-process",
         "marginal-symmetry",
         "moment-marginals",
