@@ -57,7 +57,7 @@ from harness.gates.independence import (
     pair_independence_continuous,
     pair_independence_discrete,
 )
-from harness.gates.mcmc import ess_rhat, invariance, spectral_gap_bound
+from harness.gates.mcmc import ess_failure, ess_rhat, invariance, spectral_gap_bound
 from harness.gates.moments import (
     enumerated_marginals,
     marginal_moments,
@@ -381,18 +381,7 @@ def _energy_ess(energy: np.ndarray, alpha: float) -> GateResult:
     never changed fails (nothing mixed)."""
     n = energy.size
     if np.ptp(energy) == 0.0:
-        return GateResult(
-            gate="ess",
-            statistic=0.0,
-            p_value=None,
-            alpha=alpha,
-            passed=False,
-            n=n,
-            detectable=100.0,
-            detectable_measure="bulk ESS required",
-            multiple_testing=False,
-            detail="the log density never changed",
-        )
+        return ess_failure(alpha, n, "the log density never changed")
     segments = energy[: n - n % 4].reshape(4, -1)
     return _renamed(ess_rhat(segments, min_ess=100.0, max_rhat=1.05), "ess")
 

@@ -30,7 +30,7 @@ from scipy import sparse, stats
 
 from harness.gates.exactness import POWER, chisquare_gof, ks_1samp
 from harness.gates.gibbs_steps import pit_against_bound
-from harness.gates.mcmc import ess_rhat
+from harness.gates.mcmc import ess_failure, ess_rhat
 from harness.gates.result import GateResult
 from harness.gates.thinning import state_indicators, thinning_lag
 from harness.spec import AlgorithmSpec, Chain
@@ -137,9 +137,9 @@ def continuous_factor_graph_gates(
     n = X.shape[0]
     energy = log_density(target, X)
     if not np.all(np.isfinite(energy)):
-        ess = _ess_failure(alpha, n, "non-finite states")
+        ess = ess_failure(alpha, n, "non-finite states")
     elif np.ptp(energy) == 0.0:
-        ess = _ess_failure(alpha, n, "the log density never changed")
+        ess = ess_failure(alpha, n, "the log density never changed")
     else:
         segments = energy[: n - n % 4].reshape(4, -1)
         ess = ess_rhat(segments, min_ess=100.0, max_rhat=1.05)
@@ -215,21 +215,6 @@ def _thinning(target: Any, X: np.ndarray, energy: np.ndarray) -> int:
     else:
         observables = np.vstack([X.T, energy[None, :]])
     return thinning_lag(observables).lag
-
-
-def _ess_failure(alpha: float, n: int, why: str) -> GateResult:
-    return GateResult(
-        gate="ess",
-        statistic=0.0,
-        p_value=None,
-        alpha=alpha,
-        passed=False,
-        n=n,
-        detectable=100.0,
-        detectable_measure="bulk ESS required",
-        multiple_testing=False,
-        detail=why,
-    )
 
 
 def _binned_chisquare(target: Any, kept: np.ndarray, alpha: float) -> GateResult:

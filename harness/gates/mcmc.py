@@ -172,3 +172,19 @@ def gap_with_error(P: np.ndarray, pi: np.ndarray, truncation: float) -> tuple[fl
     P, clipped = clean_kernel(np.array(P, dtype=np.float64))
     err = 2.0 * (2.0 * truncation + clipped) * math.sqrt(pi.size * float(pi.max() / pi.min()))
     return spectral_gap(P, pi), err
+
+
+def ess_failure(alpha: float, n: int, why: str) -> GateResult:
+    """A failed ESS verdict without an estimate (a trace that never moved, or no trace)."""
+    return GateResult(
+        gate="ess",
+        statistic=0.0,
+        p_value=None,
+        alpha=alpha,
+        passed=False,
+        n=n,
+        detectable=100.0,
+        detectable_measure="bulk ESS required",
+        multiple_testing=False,
+        detail=why,
+    )
