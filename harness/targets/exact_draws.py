@@ -18,7 +18,7 @@ can show it is far below what it resolves):
   probability proportional to its midpoint density, then a uniform point inside it. The
   midpoint rule is spectrally accurate for a smooth density that vanishes at the window's edges
   (its error is estimated from every other midpoint); the draws' law is piecewise constant, so
-  each coordinate's variance is too large by h_j^2 / 12 (2.6e-4 of the variance at 256 cells
+  each coordinate's variance is too large by h_j^2 / 12 (2.8e-4 of the variance at 256 cells
   over +-7.4 sd), a term stated in ``error``. The log density (a pass over the data per state)
   is left to the end states.
 
