@@ -151,8 +151,12 @@ def _parser() -> argparse.ArgumentParser:
     ver.add_argument(
         "--impl",
         default="all",
-        choices=[*IMPLEMENTATION_NAMES, "all"],
-        help="implementation to run (default: all)",
+        type=_impl_list,
+        metavar="{" + ",".join([*IMPLEMENTATION_NAMES, "all"]) + "}",
+        help="implementation keys to run, comma-separated (numba,cuda: both, and the cuda "
+        "draws checked against numba's under the same seed); default: all, every key this "
+        "machine can run: reference and numba, and cuda where numba-cuda sees a device "
+        "(`harness list` says which)",
     )
     ver.add_argument(
         "--reference",
@@ -428,6 +432,28 @@ def _parser() -> argparse.ArgumentParser:
         "ratio, which must reach 0.7 on computed terms",
     )
     spd.add_argument(
+        "--hardware",
+        action="store_true",
+        help="instead: time per draw of racing-normal (Numba, 1 core; all cores as a bound), "
+        "exact gumbel-max (Numba, all cores) and exact gumbel-max (cuda, data on the device) "
+        "over D in {10, 100, 1000} x N in {1e4, 1e5, 1e6}, on precomputed and computed "
+        "(logistic) rewards, and the saving racing needs to tie the GPU; the cuda column is "
+        "empty on a machine without a device (`harness report FILE` shows the panel)",
+    )
+    spd.add_argument(
+        "--bandwidth",
+        action="store_true",
+        help="instead (needs a CUDA device): the cuda gumbel-max draw over 1000 x 1e5 stored "
+        "log-factors against a device-to-device copy of the same bytes (limit 1.5x)",
+    )
+    spd.add_argument(
+        "--budget",
+        type=float,
+        default=300.0,
+        help="--hardware: seconds after which the remaining cells are listed, not measured "
+        "(default: %(default)s)",
+    )
+    spd.add_argument(
         "--m",
         type=int,
         nargs="+",
@@ -503,6 +529,18 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("--no-progress", action="store_true", help="hide the progress bars")
 
 
+def _impl_list(text: str) -> tuple[str, ...]:
+    """--impl KEY[,KEY...]: implementation keys, or 'all'."""
+    keys = tuple(dict.fromkeys(k.strip() for k in text.split(",") if k.strip()))
+    valid = (*IMPLEMENTATION_NAMES, "all")
+    if not keys or any(k not in valid for k in keys) or ("all" in keys and len(keys) > 1):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is invalid; valid: 'all' or keys from {', '.join(valid[:-1])}, "
+            "comma-separated"
+        )
+    return keys
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     from harness.experiments import experiment_names
 
@@ -525,8 +563,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
         }
         for s in registry
     ]
+    from harness.devices import runnable, unavailable
+
+    machine = {"runnable": list(runnable()), "cuda": unavailable("cuda") or "available"}
     if args.json:
-        data = {"algorithms": rows}
+        data = {"algorithms": rows, "this_machine": machine}
         if args.problems:
             data["problems"] = [
                 {"name": p.name, "kind": p.kind, "levels": list(p.levels)} for p in problems
@@ -546,6 +587,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     ]
     names = ("algorithm", "family", "guarantee", "targets", "impls", "paper")
     print(text_table(names, cells, sep=" "))
+    print(f"\nthis machine runs: {', '.join(machine['runnable'])} (cuda: {machine['cuda']})")
     if args.problems:
         print()
         rows = [(p.name, p.kind, ",".join(p.levels)) for p in problems]
@@ -667,10 +709,11 @@ def print_verdicts(
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    from harness.devices import runnable
     from harness.runner import RunConfig, verify
     from harness.store import RECORDS, load_records
 
-    impls = IMPLEMENTATION_NAMES if args.impl == "all" else (args.impl,)
+    impls = runnable() if args.impl == ("all",) else args.impl
     config = RunConfig(
         algorithms=tuple(dict.fromkeys(args.algorithm)),
         impls=tuple(impls),
@@ -787,7 +830,16 @@ def _cmd_speed(args: argparse.Namespace) -> int:
     repeat = max(args.repeat, 3)
     algorithms = args.algorithm or ["gumbel-max", "cdf-inversion"]
     sizes = [speed.parse_size(s) for s in args.size]
-    if args.limits:
+    if args.hardware or args.bandwidth:
+        from harness import hardware
+
+        if args.bandwidth:
+            result = {"bandwidth": hardware.bandwidth(repeat=repeat)}
+            text = hardware.format_bandwidth(result["bandwidth"])
+        else:
+            result = {"hardware": hardware.hardware_table(repeat=repeat, budget_s=args.budget)}
+            text = hardware.format_hardware(result["hardware"])
+    elif args.limits:
         from harness import speed_limits
 
         result = speed_limits.measure_limits(repeat=repeat)

@@ -22,6 +22,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from harness.experiments.report_parts import cell, table
 from harness.figures import inline_svg as _svg
+from harness.hardware_report import hardware_section, is_hardware, load_hardware
 from harness.report_bands import (
     calibration_section,
     is_calibration,
@@ -182,6 +183,7 @@ class ReportInputs:
     benchmarks: tuple[Path, ...] = ()
     limits: tuple[Path, ...] = ()
     calibrations: tuple[Path, ...] = ()
+    hardware: tuple[Path, ...] = ()
 
 
 def classify_inputs(paths: list[Path]) -> ReportInputs:
@@ -197,6 +199,7 @@ def classify_inputs(paths: list[Path]) -> ReportInputs:
         "benchmarks": [],
         "limits": [],
         "calibrations": [],
+        "hardware": [],
     }
     for path in map(Path, paths):
         if not path.exists():
@@ -213,13 +216,16 @@ def classify_inputs(paths: list[Path]) -> ReportInputs:
             sorted_["limits"].append(path)
         elif is_calibration(path):
             sorted_["calibrations"].append(path)
+        elif is_hardware(path):
+            sorted_["hardware"].append(path)
         else:
             raise ValueError(
                 f"report input {str(path)!r} is none of: a verification run (harness verify "
                 "--out), an experiment directory (experiment.json), an asv results folder "
                 "(<machine>/machine.json inside), a pytest-benchmark JSON file, a speed-limits "
                 "JSON file (harness speed --limits --json), a calibration JSON file (harness "
-                "calibrate --json)"
+                "calibrate --json), a hardware JSON file (harness speed --hardware/--bandwidth "
+                "--json)"
             )
     return ReportInputs(**{k: tuple(v) for k, v in sorted_.items()})
 
@@ -410,6 +416,7 @@ def build_context(paths: list[Path]) -> dict[str, Any]:
     asv = load_asv(list(inputs.asv)) if inputs.asv else None
     bench = [load_pytest_benchmark(p) for p in inputs.benchmarks]
     limits = [load_speed_limits(p) for p in inputs.limits]
+    hardware = [load_hardware(p) for p in inputs.hardware]
     verification = [verification_section(s) for s in summaries]
     families: dict[str, list[dict[str, Any]]] = {}
     for path in inputs.experiments:
@@ -424,6 +431,7 @@ def build_context(paths: list[Path]) -> dict[str, Any]:
         "families": sorted(families.items()),
         "speed": speed,
         "limits": limits_section(limits),
+        "hardware": hardware_section(hardware),
         "timings": asv_section(asv),
         "provenance": provenance_rows(verification, inputs, asv, bench),
         "missing": missing_inputs(inputs, verification, speed),

@@ -22,12 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from harness.devices import unavailable
 from harness.engine import BUDGETS, SeedKey, backend_for, run_tasks
 from harness.engine import Task as EngineTask
+from harness.gates.device_agreement import device_agreement
 from harness.gates.multiple import Escalation, holm
 from harness.gates.result import GateContext, GateResult
 from harness.registry import Registry, build_registry, registry_for
-from harness.spec import IMPLEMENTATION_NAMES, Param, check_seed, rerun_for, sample
+from harness.spec import Param, check_seed, rerun_for, sample
 from harness.store import (
     RECORDS,
     RUN_MANIFEST,
@@ -142,12 +144,12 @@ def _checked(config: RunConfig) -> tuple[Registry, list]:
     if not (0.0 < config.alpha < 1.0):
         raise ValueError(f"alpha = {config.alpha!r} is invalid; valid: a number in (0, 1)")
     for impl in config.impls:
-        if impl not in IMPLEMENTATION_NAMES:
-            raise ValueError(
-                f"implementation {impl!r} is invalid; valid: {', '.join(IMPLEMENTATION_NAMES)}"
-            )
+        if (reason := unavailable(impl)) is not None:
+            raise ValueError(f"implementation {impl!r} cannot run on this machine: {reason}")
     registry = build_registry(config.plugins)
-    names = config.algorithms or tuple(registry.names())
+    names = config.algorithms or tuple(
+        s.name for s in registry if any(i in s.implementations for i in config.impls)
+    )
     specs = [registry.get(name) for name in names]
     for spec in specs:
         if not any(impl in spec.implementations for impl in config.impls):
@@ -351,30 +353,42 @@ def load_sample(samples_dir: str, task_id: str) -> dict[str, Any] | None:
         }
 
 
+#: The pairs of keys compared under the same seed: the reference against Numba bit for bit
+#: (or within the spec's Agreement), Numba against the device build within summation order.
+AGREEMENT_PAIRS = (("reference", "numba"), ("numba", "cuda"))
+
+
 def _agreement_records(
     config: RunConfig, case: Case, stage: int, samples_dir: str, specs: dict, registry: Registry
 ) -> list[dict[str, Any]] | None:
     spec = specs[case.algorithm]
-    impls = [i for i in config.impls if i in spec.implementations]
-    if len(impls) < 2:
-        return None
-    loaded = []
-    for impl in impls[:2]:
-        tid = Task(case, impl, stage, 0, config.seed, 0.0, config.plugins, samples_dir).id
-        got = load_sample(samples_dir, tid)
-        if got is None:
-            return None
-        loaded.append(got)
-    kind = registry.build_target(case.problem).kind
-    result = agreement(spec, kind, loaded[0], loaded[1], config.alpha)
-    spawn_key = (zlib.crc32(case.key.encode()), stage)
-    record = {
-        **_base_record(case, f"{impls[0]}-vs-{impls[1]}", stage, config.seed, spawn_key, spec),
-        "wall_time": 0.0,
-        "evals": None,
-        **result.to_dict(),
-    }
-    return [record]
+    records = []
+    for pair in AGREEMENT_PAIRS:
+        if not all(i in config.impls and i in spec.implementations for i in pair):
+            continue
+        loaded = []
+        for impl in pair:
+            tid = Task(case, impl, stage, 0, config.seed, 0.0, config.plugins, samples_dir).id
+            if (got := load_sample(samples_dir, tid)) is None:
+                break
+            loaded.append(got)
+        if len(loaded) < 2:
+            continue
+        if pair[1] == "cuda":
+            result = device_agreement(loaded[0], loaded[1], config.alpha)
+        else:
+            kind = registry.build_target(case.problem).kind
+            result = agreement(spec, kind, loaded[0], loaded[1], config.alpha)
+        spawn_key = (zlib.crc32(case.key.encode()), stage)
+        records.append(
+            {
+                **_base_record(case, "-vs-".join(pair), stage, config.seed, spawn_key, spec),
+                "wall_time": 0.0,
+                "evals": None,
+                **result.to_dict(),
+            }
+        )
+    return records or None
 
 
 def decide(records: list[dict[str, Any]], config: RunConfig) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import numpy as np
 
 Guarantee = Literal["exact", "approximate", "mcmc"]
 Entry = Literal["draw", "run_chain"]
-IMPLEMENTATION_NAMES = ("reference", "numba")
+IMPLEMENTATION_NAMES = ("reference", "numba", "cuda")
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from harness.spec import AlgorithmSpec, Check, Param
 from harness.targets.likelihood_terms import KIND as LIKELIHOOD
-from implementations.gumbel import fast, reference
+from implementations.gumbel import cuda, fast, reference
 
 _PARALLEL = Param(
     "parallel",
@@ -19,7 +19,11 @@ GUMBEL_FAMILY: list[AlgorithmSpec] = [
         paper="000_26bed7cc1ef3ab92.txt, Sec. 2.1",
         guarantee="exact",
         target_kinds=("discrete",),
-        implementations={"reference": reference.cdf_inversion, "numba": fast.cdf_inversion},
+        implementations={
+            "reference": reference.cdf_inversion,
+            "numba": fast.cdf_inversion,
+            "cuda": cuda.cdf_inversion,
+        },
         params=(_PARALLEL,),
         summary="Normalise p~, then invert the CDF with one uniform; O(ND) per draw.",
         kernels=fast.KERNELS["cdf-inversion"],
@@ -30,7 +34,11 @@ GUMBEL_FAMILY: list[AlgorithmSpec] = [
         paper="000_26bed7cc1ef3ab92.txt, Sec. 2.1, Eq. 2-3",
         guarantee="exact",
         target_kinds=("discrete", LIKELIHOOD),
-        implementations={"reference": reference.gumbel_max, "numba": fast.gumbel_max},
+        implementations={
+            "reference": reference.gumbel_max,
+            "numba": fast.gumbel_max,
+            "cuda": cuda.gumbel_max,
+        },
         params=(_PARALLEL,),
         summary="argmax of log p~(i) + Gumbel(0, 1) noise; the max is Gumbel(log Z).",
         checks=(Check(), Check({"parallel": True}, problems=("synthetic-normal-D10-N200",))),

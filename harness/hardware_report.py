@@ -1,0 +1,153 @@
+"""The report's across-hardware panel, from ``harness speed --hardware --json`` and
+``harness speed --bandwidth --json`` files: where racing on a CPU beats an exact draw on a GPU
+(the saving each cell needs against the saving racing gets), and the device's read against a
+copy of the same bytes. Cells without GPU numbers say so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+from harness.experiments.report_parts import cell, table
+from harness.figures import inline_svg
+
+KEYS = ("hardware", "bandwidth")
+
+
+def is_hardware(path: Path) -> bool:
+    if not (path.is_file() and path.suffix == ".json"):
+        return False
+    try:
+        data = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(data, dict) and any(k in data for k in KEYS)
+
+
+def load_hardware(path: Path) -> dict[str, Any]:
+    data = json.loads(Path(path).read_text())
+    rows = data.get("hardware", {}).get("rows", [])
+    need = {"kind", "D", "N", "racing_1core_s", "exact_cpu_s", "exact_gpu_s", "saving"}
+    if not all(isinstance(r, dict) and need <= set(r) for r in rows):
+        raise ValueError(
+            f"hardware file {str(path)!r} is invalid; valid: {{'hardware': {{'rows': [rows "
+            f"with {', '.join(sorted(need))}]}}}} as `harness speed --hardware --json` writes"
+        )
+    return {**data, "source": str(path)}
+
+
+def _us(x: float | None) -> str:
+    return "no GPU numbers" if x is None else f"{1e6 * x:.4g}"
+
+
+def saving_figure(rows: list[dict[str, Any]]) -> str:
+    """Per cell, racing's saving (dot) against the saving it needs to tie the GPU (bar): racing
+    pays on the GPU machine where the dot lies right of the bar's end."""
+    fig, ax = plt.subplots(figsize=(7.0, 0.8 + 0.36 * len(rows)))
+    y = np.arange(len(rows))
+    need = [r["needed_saving_1core"] for r in rows]
+    got = [r["saving"] for r in rows]
+    colors = ["#2e7d32" if g > n else "#c62828" for g, n in zip(got, need, strict=True)]
+    ax.barh(y, need, color="#bbb", height=0.6, label="saving needed to tie the GPU (1 core)")
+    ax.scatter(got, y, color=colors, zorder=3, label="saving racing gets")
+    ax.set_xscale("log")
+    ax.set_yticks(y, [f"{r['kind']} D={r['D']} N={r['N']:.0e}" for r in rows], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("N D / evaluations per draw")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    out = inline_svg(fig)
+    plt.close(fig)
+    return out
+
+
+def hardware_section(files: list[dict[str, Any]]) -> dict[str, Any]:
+    """Tables and figures of every hardware file; ``gpu`` says whether any GPU number exists."""
+    tables, figures, bandwidth, gpu = [], [], [], False
+    for f in files:
+        where = f"{f.get('machine', '?')}, commit {f.get('commit') or '?'}"
+        if "bandwidth" in f:
+            b = f["bandwidth"]
+            ok = b["ratio_draw"] <= b["limit"]
+            bandwidth.append(
+                {
+                    "text": f"{b['device']} ({where}): a draw over {b['D']} x {b['N']} stored "
+                    f"factors takes {1e6 * b['draw_s']:.4g} us, a device-to-device copy of the "
+                    f"same {b['bytes'] / 1e9:.2f} GB {1e6 * b['copy_s']:.4g} us: ratio "
+                    f"{b['ratio_draw']:.2f} against the limit {b['limit']:g}",
+                    "passed": ok,
+                }
+            )
+        hw = f.get("hardware")
+        if not hw:
+            continue
+        rows = hw["rows"]
+        gpu = gpu or any(r["exact_gpu_s"] is not None for r in rows)
+        body = [
+            [
+                cell(r["kind"]),
+                cell(str(r["D"]), "num"),
+                cell(f"{r['N']:.0e}", "num"),
+                cell(_us(r["racing_1core_s"]), "num"),
+                cell(_us(r["racing_allcores_bound_s"]), "num"),
+                cell(_us(r["exact_cpu_s"]), "num"),
+                cell(_us(r["exact_gpu_s"]), "num"),
+                cell(f"{r['saving']:.3g}", "num"),
+                cell(
+                    "-" if r["needed_saving_1core"] is None else f"{r['needed_saving_1core']:.3g}",
+                    "num",
+                ),
+            ]
+            for r in rows
+        ]
+        gpu_name = hw.get("gpu") or f"none ({hw.get('no_gpu')})"
+        skipped = "; ".join(
+            f"{s['kind']} D={s['D']} N={s['N']:.0e}: {s['why']}" for s in hw.get("skipped", [])
+        )
+        tables.append(
+            table(
+                f"Time per draw, microseconds ({where}; GPU: {gpu_name}; {hw['cores']} cores)",
+                [
+                    "rewards",
+                    "D",
+                    "N",
+                    "racing, 1 core",
+                    "racing, all cores (bound)",
+                    "exact, CPU all cores",
+                    "exact, GPU",
+                    "racing's saving",
+                    "saving to tie the GPU",
+                ],
+                body,
+                caption="Racing-Normal (delta "
+                f"{hw['delta']:g}) and exact gumbel-max, Numba, against exact gumbel-max on "
+                "the cuda key with its data on the device. 'All cores (bound)' is the one-core "
+                "time over the cores, not a measurement. Saving to tie: N D times racing's "
+                "cost per reward read over the GPU's time per draw."
+                + (f" Not measured: {skipped}." if skipped else "")
+                + f" From {f['source']}.",
+            )
+        )
+        measured = [r for r in rows if r["needed_saving_1core"] is not None]
+        if measured:
+            figures.append(
+                {
+                    "svg": saving_figure(measured),
+                    "title": f"Where racing on one core beats the GPU ({where}): green dots "
+                    "lie right of their bar",
+                }
+            )
+    return {
+        "present": bool(files),
+        "gpu": gpu,
+        "tables": tables,
+        "figures": figures,
+        "bandwidth": bandwidth,
+    }

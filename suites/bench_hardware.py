@@ -1,0 +1,32 @@
+"""asv benchmarks of exact Gumbel-max draws across hardware (000_26bed7cc1ef3ab92.txt, Sec. 2.1,
+Eq. 2): the Numba build on all cores against the ``cuda`` build with its data on the device,
+on a precomputed log-factor matrix and on logistic terms computed from data. Where a machine
+cannot run a key (no CUDA device), ``setup`` raises NotImplementedError and asv shows the
+benchmark skipped; results from a GPU machine merge with the CPU machines' by machine name
+(docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import suites  # noqa: F401  (sets NUMBA_CACHE_DIR before anything imports numba)
+
+SIZES = ["100x100000", "1000x100000"]
+
+
+class ExactDrawAcrossHardware:
+    params = (["numba", "cuda"], ["precomputed", "computed"], SIZES)
+    param_names = ["impl", "rewards", "size"]
+    timeout = 300
+
+    def setup(self, impl: str, rewards: str, size: str) -> None:
+        from harness.devices import runnable
+        from harness.hardware import DRAWS_PER_CALL, draw_function
+
+        if impl not in runnable():
+            raise NotImplementedError(f"this machine cannot run the {impl!r} key")
+        D, N = (int(v) for v in size.split("x"))
+        self.draw = draw_function(impl, rewards, D, N)
+        self.n = DRAWS_PER_CALL
+        self.draw(2, 0)  # compile, upload, warm
+
+    def time_draws(self, impl: str, rewards: str, size: str) -> None:
+        self.draw(self.n, 1)
