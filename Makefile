@@ -22,6 +22,8 @@ $(STAMP): pyproject.toml
 # JSON) join the report when they exist; without them the report says what is missing.
 ASV_INPUT = $(if $(wildcard .asv/results/*/machine.json),.asv/results)
 BENCH_INPUT = $(wildcard $(BENCH_JSON)) $(wildcard $(LIMITS_JSON))
+# GPU numbers recorded on a machine with a device (bench/gpu.sh; committed under bench/results).
+HARDWARE_INPUT = $(wildcard bench/results/*/hardware.json bench/results/*/bandwidth.json)
 SCHEDULER ?= process
 run: $(STAMP)
 	$(BIN)/harness verify --impl all --out $(RUN_DIR) --move-stale --scheduler $(SCHEDULER); \
@@ -30,7 +32,7 @@ run: $(STAMP)
 	  $(BIN)/harness reproduce $$e --level quick --out $(RUN_DIR)/$$e --move-stale || erc=$$?; \
 	  if [ -f $(RUN_DIR)/$$e/experiment.json ]; then dirs="$$dirs $(RUN_DIR)/$$e"; fi; \
 	done; \
-	$(BIN)/harness report $$dirs $(ASV_INPUT) $(BENCH_INPUT) --output $(RUN_DIR)/report.html \
+	$(BIN)/harness report $$dirs $(ASV_INPUT) $(BENCH_INPUT) $(HARDWARE_INPUT) --output $(RUN_DIR)/report.html \
 	  || exit $$?; \
 	if [ $$rc -eq 0 ] && [ $$erc -ne 0 ]; then exit $$erc; fi; \
 	exit $$rc
