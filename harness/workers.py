@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import multiprocessing as mp
+import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -22,10 +24,28 @@ from typing import Any
 START_BUDGET_S = 600.0
 
 
-def _serve(conn: Connection, initializer: Callable[[], None] | None) -> None:
+#: Seconds between a worker's checks that the process that started it is still alive.
+ORPHAN_POLL_S = 1.0
+
+
+def exit_with_parent(parent_pid: int) -> None:
+    """Make this forked process exit once ``parent_pid`` is gone. A parent killed with SIGKILL
+    cannot stop its workers, and a worker blocked on its pipe never sees EOF: each fork also
+    inherits the parent's ends of the pipes of the workers forked before it."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(ORPHAN_POLL_S)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def _serve(conn: Connection, initializer: Callable[[], None] | None, parent_pid: int) -> None:
     """A worker's life: warm up, then run tasks until told to stop (None)."""
     from harness.engine import _error_text, execute
 
+    exit_with_parent(parent_pid)
     try:
         if initializer is not None:
             initializer()
@@ -58,7 +78,7 @@ class _Worker:
 def _start(initializer: Callable[[], None] | None) -> _Worker:
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe()
-    process = ctx.Process(target=_serve, args=(child, initializer), daemon=True)
+    process = ctx.Process(target=_serve, args=(child, initializer, os.getpid()), daemon=True)
     process.start()
     child.close()
     return _Worker(process, parent)
@@ -129,8 +149,10 @@ def call_with_budget(fn: Callable[..., Any], args: tuple[Any, ...], budget_s: fl
 
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
+    here = os.getpid()
 
     def target() -> None:
+        exit_with_parent(here)  # a hung user function must not outlive a killed caller
         try:
             child.send(("done", fn(*args)))
         except BaseException as exc:

@@ -60,6 +60,18 @@ def test_resume_after_a_torn_write_loses_and_duplicates_nothing(tmp_path):
     assert len(ids) == len(set(ids)) == len(load_records(tmp_path / "full" / RECORDS))
 
 
+def _processes_naming(text: str) -> list[int]:
+    """Pids whose command line contains ``text`` (Linux /proc)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and text in (entry / "cmdline").read_text():
+                pids.append(int(entry.name))
+        except OSError:
+            continue
+    return pids
+
+
 def test_resume_after_sigkill(tmp_path):
     out = tmp_path / "killed"
     cmd = [
@@ -89,6 +101,11 @@ def test_resume_after_sigkill(tmp_path):
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
+    # Its workers cannot be told; they must notice and exit, not wait on their pipes forever.
+    deadline = time.time() + 30
+    while (left := _processes_naming(str(out))) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not left, f"workers outlived the killed run: {left}"
     before = {r["task_id"] for r in load_records(out / RECORDS)}
     assert before, "the run should have finished at least one task before the kill"
     rc = run_command(cmd)
