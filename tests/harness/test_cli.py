@@ -21,7 +21,12 @@ def test_list_table_and_json():
     data = json.loads(harness("list", "--json", "--problems").stdout)
     names = {a["name"] for a in data["algorithms"]}
     assert {"gumbel-max", "cdf-inversion", "truncated-gumbel", "top-down"} <= names
-    assert all(a["implementations"] == ["reference", "numba"] for a in data["algorithms"])
+    assert all(a["implementations"][:2] == ["reference", "numba"] for a in data["algorithms"])
+    cuda = {a["name"] for a in data["algorithms"] if "cuda" in a["implementations"]}
+    assert cuda == {"gumbel-max", "cdf-inversion"}
+    # The test session runs numba-cuda's simulator, which `--impl all` does not count.
+    assert data["this_machine"]["runnable"] == ["reference", "numba"]
+    assert "this machine runs: reference, numba" in out.stdout
     assert data["problems"]
 
 
