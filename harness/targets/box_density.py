@@ -509,25 +509,48 @@ def _clutter_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
     return total
 
 
-def clutter(D: int, seed: int = 0, points: int = 20) -> BoxDensityTarget:
-    """The clutter posterior of 001 Sec. 6.1: theta ~ N(0, 2^2 I) as the proposal, ``points``
-    observations, half uniform in [-5, -3]^D and half in [2, 4]^D (a sharply bimodal posterior),
-    each x ~ 0.5 N(theta, I) + 0.5 N(0, 100^2 I)."""
+#: Where the clutter problem's points lie (001 Sec. 6.1 states only the two cubes): "uniform",
+#: uniform draws in each cube; "diagonal", evenly spaced along each cube's diagonal, as the
+#: authors' public demo places its points.
+CLUTTER_LAYOUTS = ("uniform", "diagonal")
+
+
+def clutter(
+    D: int,
+    seed: int = 0,
+    points: int = 20,
+    prior_sd: float = CLUTTER_PRIOR_SD,
+    layout: str = "uniform",
+) -> BoxDensityTarget:
+    """The clutter posterior of 001 Sec. 6.1: theta ~ N(0, prior_sd^2 I) as the proposal,
+    ``points`` observations, half in [-5, -3]^D and half in [2, 4]^D (a sharply bimodal posterior;
+    ``layout`` says how, :data:`CLUTTER_LAYOUTS`), each x ~ 0.5 N(theta, I) + 0.5 N(0, 100^2 I)."""
     for name, value, low in (("D", D, 1), ("seed", seed, 0), ("points", points, 2)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"{name} = {value!r} is invalid; valid: an integer >= {low}")
-    rng = np.random.default_rng(seed)
+    if isinstance(prior_sd, bool) or not isinstance(prior_sd, int | float) or not prior_sd > 0:
+        raise ValueError(f"prior_sd = {prior_sd!r} is invalid; valid: a number > 0")
+    if layout not in CLUTTER_LAYOUTS:
+        raise ValueError(f"layout = {layout!r} is invalid; valid: {', '.join(CLUTTER_LAYOUTS)}")
     half = points // 2
-    data = np.vstack(
-        [rng.uniform(-5.0, -3.0, (half, D)), rng.uniform(2.0, 4.0, (points - half, D))]
-    )
+    if layout == "uniform":
+        rng = np.random.default_rng(seed)
+        data = np.vstack(
+            [rng.uniform(-5.0, -3.0, (half, D)), rng.uniform(2.0, 4.0, (points - half, D))]
+        )
+    else:  # the same coordinate in every dimension: points on the cubes' diagonals
+        line = np.concatenate([np.linspace(-5.0, -3.0, half), np.linspace(2.0, 4.0, points - half)])
+        data = np.repeat(line[:, None], D, axis=1)
+    name = f"clutter-D{D}"
+    if prior_sd != CLUTTER_PRIOR_SD or layout != "uniform":
+        name += f"-sd{prior_sd:g}-{layout}"
     return box_density(
         [-math.inf] * D,
         [math.inf] * D,
-        [("normal", 0.0, CLUTTER_PRIOR_SD)] * D,
+        [("normal", 0.0, float(prior_sd))] * D,
         _clutter_log_lik,
         _clutter_bound,
         data,
-        name=f"clutter-D{D}",
+        name=name,
         log_lik_grad=_clutter_log_lik_grad,
     )

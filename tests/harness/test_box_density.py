@@ -107,3 +107,31 @@ def test_bad_boxes_and_proposals_name_the_value_and_the_valid_range(kwargs, need
     }
     with pytest.raises(ValueError, match=needle):
         box_density(**args)
+
+
+def test_clutter_settings_change_only_what_they_name():
+    from harness.targets.box_density import clutter
+
+    base = clutter(3, seed=7)
+    wide = clutter(3, seed=7, prior_sd=10.0)
+    line = clutter(3, seed=7, layout="diagonal")
+    assert base.name == "clutter-D3" and np.all(base.proposal[:, 2] == 2.0)
+    assert np.array_equal(wide.data, base.data) and np.all(wide.proposal[:, 2] == 10.0)
+    # Diagonal: every coordinate equal, half the points on each cube's diagonal.
+    assert np.all(line.data == line.data[:, :1]) and line.data.shape == (20, 3)
+    assert np.all((line.data[:10] >= -5) & (line.data[:10] <= -3))
+    assert np.all((line.data[10:] >= 2) & (line.data[10:] <= 4))
+    assert len({base.name, wide.name, line.name}) == 3
+    x = np.array([1.0, -2.0, 0.5])
+    assert wide.o(x) == base.o(x)  # the prior is the proposal, not part of o
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [({"prior_sd": 0.0}, "prior_sd = 0.0"), ({"layout": "grid"}, "uniform, diagonal")],
+)
+def test_bad_clutter_settings_name_the_value(kwargs, needle):
+    from harness.targets.box_density import clutter
+
+    with pytest.raises(ValueError, match=needle):
+        clutter(2, **kwargs)

@@ -182,3 +182,32 @@ def test_astar_runs_identically_with_all_three_bounds_at_one_point():
     for run in runs[1:]:
         assert np.array_equal(run.values, runs[0].values)
         assert np.array_equal(run.extras["bound_evals"], runs[0].extras["bound_evals"])
+
+
+@pytest.mark.parametrize("bound", BOUNDS)
+@pytest.mark.parametrize("N", [1, 7, 3000])
+def test_the_summed_layout_gives_the_same_o_bounds_and_posterior(bound, N):
+    plain, summed = gaussian_mean(N, bound, seed=N), gaussian_mean(N, bound, seed=N, sums=True)
+    assert summed.name == plain.name + "-sums" and summed.mode == plain.mode
+    rng = np.random.default_rng(N)
+    for lo, hi in _boxes(rng, plain.mode):
+        want = plain.M(lo, hi)
+        assert summed.M(lo, hi) == pytest.approx(want, rel=1e-12, abs=1e-9), (lo, hi)
+        for x in _points(lo[0], hi[0], rng, 3):
+            v = np.array([x])
+            assert summed.o(v) == pytest.approx(plain.o(v), rel=1e-12, abs=1e-9)
+    a, b = gaussian_mean_posterior(plain), gaussian_mean_posterior(summed)
+    assert (b.mean, b.sd, b.log_z) == pytest.approx((a.mean, a.sd, a.log_z), rel=1e-12)
+    boxes, bad = _violations(summed, summed.bound, np.random.default_rng(0))
+    assert bad == 0, f"{bad} of {boxes} boxes"
+
+
+def test_the_summed_layout_costs_astar_the_same_evaluations():
+    runs = [
+        reference.astar(
+            gaussian_mean(300, "constant", seed=4, sums=s), 30, np.random.default_rng(2)
+        )
+        for s in (False, True)
+    ]
+    for key in ("draw_evals", "bound_evals"):
+        assert np.array_equal(runs[0].extras[key], runs[1].extras[key])
