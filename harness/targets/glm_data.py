@@ -20,9 +20,23 @@ Table 1 is rerun on stand-ins (notes-firefly.md Sec. 8 says what is known of the
   robust       1,800,000  P = 10      OPV (full level, about the paper's N [U])
   ===========  =========  ==========  ===============================================
 
-- **real** (logistic only): scikit-learn's bundled 8x8 digits (offline, part of the package),
-  7 against 9, pixels scaled to [0, 1] plus an intercept column: N = 359, P = 65. scikit-learn
-  is an optional extra, imported only when this data set is asked for.
+- **wide** synthetic (``feature_sd=1``): the same draws with N(0, 1) entries, so ||x_n||^2 is
+  about P rather than 1 and x_n . theta_true has standard deviation about sqrt(P) (7 at
+  P = 50: nearly separable classes). 002 says nothing of its features' scale; 50 principal
+  components of [0, 1] pixel images (the notes' unverified reading of the MNIST row) have a
+  squared norm of some tens, not 1, so this stands for "features at the paper's scale", an
+  assumption. The bundled digits below have ||x_n||^2 about 16, breast cancer 31.
+
+- **real** (scikit-learn's bundled sets: offline, part of the package; an optional extra,
+  imported only when one is asked for), none of them standardised draws:
+
+  ================  ==========  =====  ======  ==========================================
+  loader            model       N      P       preprocessing
+  ================  ==========  =====  ======  ==========================================
+  digits_7_vs_9     logistic    359    65      8x8 digits 7 (t = 0) vs 9, pixels / 16 + 1
+  breast_cancer     logistic    569    31      30 measurements z-scored + intercept
+  digits_3_class    softmax     537    65      8x8 digits 0, 1, 2, pixels / 16 + 1 (K = 3)
+  ================  ==========  =====  ======  ==========================================
 """
 
 from __future__ import annotations
@@ -33,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from harness.spec import Param
+from harness.spec import Param, finite_number
 
 #: Table 1's data sizes (002, Table 1: the regular-MCMC query counts of MNIST and CIFAR-10 equal
 #: N; OPV's N is about 1.8e6, notes-firefly.md Sec. 7-8).
@@ -42,7 +56,7 @@ SOFTMAX_N, SOFTMAX_CLASSES, SOFTMAX_P = 18_000, 3, 16
 ROBUST_N_QUICK, ROBUST_N_FULL, ROBUST_P = 100_000, 1_800_000, 10
 #: Student-t degrees of freedom of the robust model (the authors' code default, notes Sec. 2).
 ROBUST_NU = 4.0
-#: The optional extra that brings scikit-learn (for :func:`digits_7_vs_9`).
+#: The optional extra that brings scikit-learn (for the real data sets below).
 SKLEARN_EXTRA = "sampler-harness[data]"
 
 
@@ -73,14 +87,31 @@ def _sizes(N: int, P: int, seed: int) -> tuple[int, int, int]:
     return N, P, seed
 
 
+def _features(
+    rng: np.random.Generator, N: int, P: int, feature_sd: float | None
+) -> tuple[np.ndarray, str]:
+    """The (N, P) design matrix of i.i.d. normal entries, sd 1/sqrt(P) when ``feature_sd`` is
+    None (the default data, unchanged), and the name's suffix ("" or "-sd<feature_sd>")."""
+    Z = rng.standard_normal((N, P))
+    if feature_sd is None:
+        return Z / math.sqrt(P), ""
+    feature_sd = finite_number("feature_sd", above=0.0).check(feature_sd)
+    return Z * feature_sd, f"-sd{feature_sd:g}"
+
+
 def synthetic_logistic(
-    N: int = LOGISTIC_N, P: int = LOGISTIC_P, seed: int = 0, prior_sd: float = 1.0
+    N: int = LOGISTIC_N,
+    P: int = LOGISTIC_P,
+    seed: int = 0,
+    prior_sd: float = 1.0,
+    feature_sd: float | None = None,
 ) -> GLMData:
-    """Logistic-regression data from the prior predictive: X_np ~ N(0, 1/P), theta ~
-    N(0, prior_sd^2 I), t_n ~ Bernoulli(sigmoid(x_n . theta)) (stand-in for MNIST 7 vs 9)."""
+    """Logistic-regression data from the prior predictive: X_np ~ N(0, 1/P) (or N(0,
+    feature_sd^2), :func:`_features`), theta ~ N(0, prior_sd^2 I), t_n ~
+    Bernoulli(sigmoid(x_n . theta)) (stand-in for MNIST 7 vs 9)."""
     N, P, seed = _sizes(N, P, seed)
     rng = np.random.default_rng(seed)
-    X = rng.standard_normal((N, P)) / math.sqrt(P)
+    X, suffix = _features(rng, N, P, feature_sd)
     theta = prior_sd * rng.standard_normal(P)
     t = (rng.random(N) < special.expit(X @ theta)).astype(np.float64)
     return GLMData(
@@ -88,7 +119,7 @@ def synthetic_logistic(
         t,
         "logistic",
         f"synthetic: prior predictive, seed {seed}",
-        f"logistic-synth-N{N}-P{P}",
+        f"logistic-synth-N{N}-P{P}{suffix}",
         theta_true=theta,
     )
 
@@ -99,14 +130,15 @@ def synthetic_softmax(
     P: int = SOFTMAX_P,
     seed: int = 0,
     prior_sd: float = 1.0,
+    feature_sd: float | None = None,
 ) -> GLMData:
-    """Softmax data from the prior predictive: X_np ~ N(0, 1/P), Theta (classes x P) ~
-    N(0, prior_sd^2 I), t_n ~ Categorical(softmax(Theta x_n)) by inversion of one uniform
-    (stand-in for 3-class CIFAR-10)."""
+    """Softmax data from the prior predictive: X_np ~ N(0, 1/P) (or N(0, feature_sd^2)),
+    Theta (classes x P) ~ N(0, prior_sd^2 I), t_n ~ Categorical(softmax(Theta x_n)) by
+    inversion of one uniform (stand-in for 3-class CIFAR-10)."""
     N, P, seed = _sizes(N, P, seed)
     classes = Param("classes", 3, int, low=2).check(classes)
     rng = np.random.default_rng(seed)
-    X = rng.standard_normal((N, P)) / math.sqrt(P)
+    X, suffix = _features(rng, N, P, feature_sd)
     theta = prior_sd * rng.standard_normal(classes * P)
     t = categorical(special.softmax(X @ theta.reshape(classes, P).T, axis=1), rng)
     return GLMData(
@@ -114,7 +146,7 @@ def synthetic_softmax(
         t,
         "softmax",
         f"synthetic: prior predictive, seed {seed}",
-        f"softmax-synth-N{N}-K{classes}-P{P}",
+        f"softmax-synth-N{N}-K{classes}-P{P}{suffix}",
         classes=classes,
         theta_true=theta,
     )
@@ -126,13 +158,14 @@ def synthetic_robust(
     nu: float = ROBUST_NU,
     seed: int = 0,
     prior_sd: float = 1.0,
+    feature_sd: float | None = None,
 ) -> GLMData:
-    """Robust-regression data from the prior predictive: X_np ~ N(0, 1/P), theta ~
-    N(0, prior_sd^2 I), t_n = x_n . theta + Student-t(nu) noise (stand-in for OPV; N = 1e5 at
-    the quick level, :data:`ROBUST_N_FULL` at the full level)."""
+    """Robust-regression data from the prior predictive: X_np ~ N(0, 1/P) (or N(0,
+    feature_sd^2)), theta ~ N(0, prior_sd^2 I), t_n = x_n . theta + Student-t(nu) noise
+    (stand-in for OPV; N = 1e5 at the quick level, :data:`ROBUST_N_FULL` at the full level)."""
     N, P, seed = _sizes(N, P, seed)
     rng = np.random.default_rng(seed)
-    X = rng.standard_normal((N, P)) / math.sqrt(P)
+    X, suffix = _features(rng, N, P, feature_sd)
     theta = prior_sd * rng.standard_normal(P)
     t = X @ theta + rng.standard_t(nu, size=N)
     return GLMData(
@@ -140,7 +173,7 @@ def synthetic_robust(
         t,
         "robust",
         f"synthetic: prior predictive, seed {seed}",
-        f"robust-synth-N{N}-P{P}",
+        f"robust-synth-N{N}-P{P}{suffix}",
         nu=nu,
         theta_true=theta,
     )
@@ -154,23 +187,32 @@ def categorical(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return (u[:, None] >= cum).sum(axis=1).astype(np.float64)
 
 
+def _datasets(who: str) -> object:
+    """``sklearn.datasets``, or an ImportError naming the optional extra."""
+    try:
+        from sklearn import datasets
+    except ImportError as err:
+        raise ImportError(
+            f"{who} needs scikit-learn, an optional extra: pip install "
+            f"'{SKLEARN_EXTRA}' (or pip install scikit-learn); synthetic_logistic() needs "
+            "nothing extra"
+        ) from err
+    return datasets
+
+
+def _with_intercept(features: np.ndarray) -> np.ndarray:
+    return np.column_stack([np.ones(features.shape[0]), features])
+
+
 def digits_7_vs_9() -> GLMData:
     """scikit-learn's bundled 8x8 digits, 7 (t = 0) against 9 (t = 1): pixels / 16 and an
     intercept column, N = 359, P = 65 (a real stand-in for MNIST 7 vs 9; offline).
 
     Raises ImportError naming the optional extra when scikit-learn is missing."""
-    try:
-        from sklearn.datasets import load_digits
-    except ImportError as err:
-        raise ImportError(
-            "digits_7_vs_9 needs scikit-learn, an optional extra: pip install "
-            f"'{SKLEARN_EXTRA}' (or pip install scikit-learn); synthetic_logistic() needs "
-            "nothing extra"
-        ) from err
-    digits = load_digits()
+    digits = _datasets("digits_7_vs_9").load_digits()  # type: ignore[attr-defined]
     keep = (digits.target == 7) | (digits.target == 9)
     pixels = np.asarray(digits.data[keep], dtype=np.float64) / 16.0
-    X = np.column_stack([np.ones(pixels.shape[0]), pixels])
+    X = _with_intercept(pixels)
     t = (digits.target[keep] == 9).astype(np.float64)
     return GLMData(
         X,
@@ -178,4 +220,45 @@ def digits_7_vs_9() -> GLMData:
         "logistic",
         "real: scikit-learn load_digits(), 7 vs 9, pixels/16 + intercept",
         "digits-7-vs-9",
+    )
+
+
+def breast_cancer() -> GLMData:
+    """scikit-learn's bundled Wisconsin breast-cancer set: 30 cell-nucleus measurements, each
+    z-scored over the set (their raw units span 1e-3 to 4e3, which a N(0, 1) prior on the
+    weights cannot meet), and an intercept column; t = 1 benign, 0 malignant. N = 569, P = 31
+    (a real logistic-regression set; offline). ImportError without scikit-learn."""
+    data = _datasets("breast_cancer").load_breast_cancer()  # type: ignore[attr-defined]
+    raw = np.asarray(data.data, dtype=np.float64)
+    X = _with_intercept((raw - raw.mean(axis=0)) / raw.std(axis=0))
+    t = np.asarray(data.target, dtype=np.float64)
+    return GLMData(
+        X,
+        t,
+        "logistic",
+        "real: scikit-learn load_breast_cancer(), z-scored + intercept",
+        "breast-cancer",
+    )
+
+
+#: The classes of :func:`digits_3_class`: the first three digits (002's CIFAR-10 row uses three
+#: classes; which three of the digits is our choice, fixed before any run).
+DIGITS_3 = (0, 1, 2)
+
+
+def digits_3_class() -> GLMData:
+    """scikit-learn's bundled 8x8 digits 0, 1 and 2 (t = the digit), pixels / 16 and an
+    intercept column: N = 537, P = 65, K = 3, D = 195 (a real three-class stand-in for
+    3-class CIFAR-10; offline). ImportError without scikit-learn."""
+    digits = _datasets("digits_3_class").load_digits()  # type: ignore[attr-defined]
+    keep = np.isin(digits.target, DIGITS_3)
+    X = _with_intercept(np.asarray(digits.data[keep], dtype=np.float64) / 16.0)
+    t = np.searchsorted(DIGITS_3, digits.target[keep]).astype(np.float64)
+    return GLMData(
+        X,
+        t,
+        "softmax",
+        "real: scikit-learn load_digits(), digits 0/1/2, pixels/16 + intercept",
+        "digits-3-class",
+        classes=len(DIGITS_3),
     )

@@ -12,7 +12,15 @@ import pytest
 from harness.engine import label_words
 from harness.experiments import get_experiment
 from harness.experiments.declare import from_manifest
-from harness.experiments.flymc_table1 import PAPER, FlymcTable1, Row, Table1Config
+from harness.experiments.flymc_table1 import (
+    PAPER,
+    REAL,
+    SYNTHETIC,
+    WIDE,
+    FlymcTable1,
+    Row,
+    Table1Config,
+)
 from harness.experiments.framework import section
 from harness.report import write_report
 from harness.store import RECORDS, load_records
@@ -60,7 +68,8 @@ def test_rows_record_queries_and_ess_resume_and_report(tmp_path: Path) -> None:
     sec = section(get_experiment("flymc-table1"), out)
     assert sec["complete"] and sec["notes"] == ["small test rows"]
     assert len(sec["figure_groups"]) == 1 and len(sec["records_table"]["rows"]) == 10
-    efficiency = [row[8]["text"] for row in sec["records_table"]["rows"]]
+    at = sec["records_table"]["columns"].index("ESS / 1e6 queries")
+    efficiency = [row[at]["text"] for row in sec["records_table"]["rows"]]
     assert efficiency[6:] == ["-"] * 4  # ESS per query: the scaling records have no ESS
     eff = {k: 1e3 * r["ess_mean_per_1000"] / r["queries_per_iter"] for k, r in rows.items()}
     assert efficiency[:6] == [
@@ -85,6 +94,9 @@ def test_the_scaling_part_runs_alone(tmp_path: Path) -> None:
     ("change", "name"),
     [
         (lambda: Row("softmax", "digits", "map", 359, 100), "data"),
+        (lambda: Row("logistic", "digits-3", "map", 537, 100), "data"),
+        (lambda: Row("logistic", "breast-cancer", "map", 100, 100), "N"),
+        (lambda: Row("logistic", "synthetic", "map", 100, 100, -1), "chain"),
         (lambda: Row("probit", "synthetic", "map", 100, 100), "model"),
         (lambda: Row("logistic", "synthetic", "best", 100, 100), "column"),
         (lambda: Row("logistic", "synthetic", "map", 0, 100), "N"),
@@ -111,15 +123,18 @@ def test_q_db_and_burn_in_ranges_are_half_open() -> None:
 
 
 def test_levels_round_trip_and_keys_match_the_old_records() -> None:
-    for level in ("quick", "full"):
+    for level, rows, study in (("quick", 18, 0), ("full", 81, 9)):
         config = FLYMC.config(level, 3)
         back = from_manifest(Table1Config, json.loads(json.dumps(config.manifest())))
-        assert back == config and len(config.rows) == 12
+        assert back == config and (len(config.rows), len(config.ess_rows)) == (rows, study)
     tasks = FLYMC.plan(FLYMC.config("quick", 3), [], "all")
     # Literal keys of the pre-framework code: old directories still resume, seeds unchanged.
     assert tasks[0].key == "table|logistic synthetic N=12214 regular|it=4000"
     assert tasks[8].key == "table|robust synthetic N=100000 map|it=1500"
-    assert tasks[12].key == "scaling|N=1000|it=200"
+    assert tasks[18].key == "scaling|N=1000|it=200"
+    assert tasks[9].key == "table|logistic digits N=359 regular|it=4000"  # the old key
+    full = {t.key for t in FLYMC.plan(FLYMC.config("full", 3), [], "all")}
+    assert "table|logistic digits N=359 untuned #3|it=40000" in full
     assert [t.key for t in FLYMC.plan(FLYMC.config("full"), [], "scaling")][-1] == (
         "scaling|N=1000000|it=2000"
     )
@@ -127,35 +142,64 @@ def test_levels_round_trip_and_keys_match_the_old_records() -> None:
     assert tasks[0].seed.spawn_key == label_words(tasks[0].key)
 
 
-def _made_up(ess: dict[str, float], queries: float, regular_queries: float | None) -> list:
-    """Two chains per synthetic row from 002's own numbers, ESS scaled per column and queries
-    by ``queries`` (regular logistic and softmax set to ``regular_queries``); only the fields
-    the claims read."""
+def _made_up(
+    ess: dict[str, float], queries: float, regular_queries: float | None, shares: float = 1.0
+) -> list:
+    """Two chains per row and data reading from 002's own numbers, ESS scaled per column and
+    queries by ``queries`` (regular logistic and softmax set to ``regular_queries``; untuned's
+    times ``shares``); only the fields the claims read."""
     records = []
-    for (model, column), (q, e, _) in PAPER.items():
-        if regular_queries is not None and column == "regular" and model != "robust":
-            q = regular_queries / queries
-        for jitter in (1.0, 1.03):
-            records.append(
-                {
-                    "type": "row",
-                    "model": model,
-                    "data": "synthetic",
-                    "column": column,
-                    "queries_per_iter": q * queries * jitter,
-                    "ess_mean_per_1000": e * ess[column] * jitter,
-                }
-            )
+    for data in (SYNTHETIC, WIDE, *REAL):
+        for (model, column), (q, e, _) in PAPER.items():
+            if data in REAL and REAL[data][0] != model:
+                continue
+            if regular_queries is not None and column == "regular" and model != "robust":
+                q = regular_queries / queries
+            q = q * (shares if column == "untuned" else 1.0)
+            for jitter in (1.0, 1.01):
+                records.append(
+                    {
+                        "type": "row",
+                        "model": model,
+                        "data": data,
+                        "column": column,
+                        "queries_per_iter": q * queries * jitter,
+                        "ess_mean_per_1000": e * ess[column] * jitter,
+                    }
+                )
     return records
 
 
 def test_claims_decide_both_ways() -> None:
     """002's own numbers reproduce every claim; these, scaled, reproduce none."""
-    claims = FLYMC.claims(FLYMC.config("quick"))
-    assert len(claims) == 30 and sum(not c.differs for c in claims) == 2
+    claims = FLYMC.claims(FLYMC.config("full"))
+    # 30 on the synthetic data, 5 on each other reading (3 real, 3 with N(0, 1) features)
+    assert len(claims) == 30 + 5 * 6 and sum(not c.differs for c in claims) == 2
+    assert {c.id for c in FLYMC.claims(FLYMC.config("quick"))} <= {c.id for c in claims}
     good = _made_up({"regular": 1.0, "untuned": 1.0, "map": 1.0}, 1.0, None)
     # Every ESS and count out of its band; MAP-tuned's speedups far under 10 and untuned's
-    # above a third of them.
-    bad = _made_up({"regular": 4.0, "untuned": 12.0, "map": 0.2}, 3.0, 5000.0)
+    # above a third of them; untuned's queries 0.05 of 002's.
+    bad = _made_up({"regular": 4.0, "untuned": 12.0, "map": 0.2}, 3.0, 5000.0, 0.05)
     assert_decided(claims, good, "reproduced")
     assert_decided(claims, bad, "not reproduced")
+
+
+def test_reading_claims_name_the_data_and_say_whether_it_is_real() -> None:
+    claims = {c.id: c for c in FLYMC.claims(FLYMC.config("full"))}
+    assert "real digits-3 (N = 537)" in claims["softmax-untuned-speedup@digits-3"].differs
+    assert "N(0, 1) features" in claims["logistic-map-gains-much@synthetic-wide"].differs
+    assert claims["robust-untuned-share@synthetic-wide"].paper_value == "0.151"
+
+
+def test_the_robust_ess_study_runs_alone_and_has_its_own_table(tmp_path: Path) -> None:
+    from harness.experiments.flymc_table1.study import EssRow
+
+    rows = (EssRow(2, 1.0, 4.0, 200, 60), EssRow(2, 100.0, 4.0, 200, 60, "flymc-slice"))
+    out = tmp_path / "out"
+    summary = run_tiny(FLYMC, small(ess_rows=rows), out, part="robust-ess")
+    assert summary.ran == 2
+    study = [r for r in load_records(out / RECORDS) if r["type"] == "ess-study"]
+    assert {r["algorithm"] for r in study} == {"slice", "flymc-slice"}
+    assert all(r["ess_mean_per_1000"] > 0 and r["evals_per_iter"] > 0 for r in study)
+    (table,) = FLYMC.tables(small(ess_rows=rows), study)
+    assert len(table["rows"]) == 2 and "AR / bulk" in table["columns"]
