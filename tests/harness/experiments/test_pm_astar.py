@@ -16,7 +16,7 @@ from harness.engine import label_words
 from harness.experiments.claims import sum_of_differences
 from harness.experiments.declare import from_manifest
 from harness.experiments.framework import judged, section
-from harness.experiments.pm_astar import SEARCHES, PmAstar, PMConfig, settings
+from harness.experiments.pm_astar import SEARCHES, SGD_ASTAR, PmAstar, PMConfig, settings
 from harness.store import EXPERIMENT_MANIFEST, RECORDS, append_task, load_records, open_run
 from tests.harness.experiments.tiny import CLOCK_FIELDS, run_tiny, stable
 
@@ -38,6 +38,7 @@ def tiny_config(seed: int = 0) -> PMConfig:
         logistic_sets=("titanic",),
         logistic_runs=2,
         logistic_horizon=20,
+        astar_bounds=("exact", "paper"),
         notes=("tiny test configuration",),
     )
 
@@ -55,6 +56,12 @@ def test_every_part_records_resumes_and_reports(tmp_path: Path) -> None:
         ("mh", "logistic"),
     }
     assert {r["label"] for r in records if r["type"] == "mixture"} == set(SEARCHES)
+    sgd = [r for r in records if r["label"] == SGD_ASTAR]
+    assert [r["problem"] for r in sgd] == ["clutter", "logistic"]
+    assert all(r["sgd"] == [100, 10] and r["exact_stops"] <= r["runs"] for r in sgd)
+    for r in (r for r in records if r["type"] == "trace"):
+        assert len(r["at_checkpoints"]) == r["runs"] and r["checkpoints"][-1] == r["horizon"]
+        assert [row[-1] for row in r["at_checkpoints"]] == r["final"]
     for r in records:
         if r["type"] == "trace":
             assert len(r["mean_trace"]) == r["horizon"] and len(r["final"]) == r["runs"]
@@ -85,6 +92,8 @@ def test_every_part_records_resumes_and_reports(tmp_path: Path) -> None:
     assert [c["id"] for c in sec["claims"]][-1] == "fig4b-titanic-above-mh"
     assert sec["skipped"] and "AIE" in sec["skipped"][0]
     assert len(sec["records_table"]["rows"]) == len(records)
+    (where,) = sec["tables"]
+    assert [row[0]["text"] for row in where["rows"]] == ["counter", "clutter", "logistic"]
 
 
 @pytest.mark.parametrize(
@@ -97,6 +106,8 @@ def test_every_part_records_resumes_and_reports(tmp_path: Path) -> None:
         ({"clutter_dims": ()}, "clutter_dims"),
         ({"logistic_sets": ("mnist",)}, "logistic_sets"),
         ({"clutter_points": 1.5}, "clutter_points"),
+        ({"astar_bounds": ("sgd",)}, "astar_bounds"),
+        ({"sgd_steps": 0}, "sgd_steps"),
         ({"seed": -1}, "seed"),
         ({"level": "huge"}, "level"),
     ],
@@ -122,6 +133,9 @@ def test_keys_and_seeds_match_the_old_code() -> None:
     assert len(full) == 1 + 1 + 3 + 13 and full[0].key == "mixture|n=20000"
     parts = {p: len(PM_ASTAR.plan(PM_ASTAR.config("quick"), [], p)) for p in PM_ASTAR.parts}
     assert parts == {"all": 10, "mixture": 1, "counter": 1, "clutter": 3, "logistic": 5}
+    # A*'s readings ride in the same tasks (A* on the SGD estimate draws from its own stream).
+    assert tasks[2].inputs[4:] == (("exact",), (100, 10))
+    assert full[2].inputs[4:] == (("exact", "paper"), (100, 10))
 
 
 def test_manifest_round_trip_and_the_old_manifest() -> None:
@@ -158,6 +172,11 @@ def test_the_gap_is_the_summed_difference_of_means_with_a_t_interval() -> None:
     assert (est.low, est.high) == pytest.approx((2.0 - half, 2.0 + half), rel=1e-3)
 
 
+def both_readings() -> PMConfig:
+    """The quick sizes with A* on both readings of its bound, as the full level has them."""
+    return PMConfig.for_level("quick", 0, astar_bounds=("exact", "paper"))
+
+
 def made_up(config: PMConfig, good: bool) -> list[dict[str, Any]]:
     """Records with only the fields the claims read: PM-A* ahead and faster an expansion when
     ``good``, behind and slower otherwise."""
@@ -180,20 +199,22 @@ def made_up(config: PMConfig, good: bool) -> list[dict[str, Any]]:
             "loglik": final,
             "mean_trace": list(np.linspace(mean - 20, mean, 50)),
             "run_wall_s": [50 * spe] * 10,
+            "runs": 10,
+            "exact_stops": 0,
         }
 
     for problem, args in ((p, a) for p, arguments in settings(config).items() for a in arguments):
-        for label in (*SEARCHES, MH):
+        for label in (*SEARCHES, SGD_ASTAR, MH):
             pm = label in (PM, TRAJ)
             recs.append(trace(problem, args, label, 10 * sign * pm, 1.0 - 0.5 * sign * pm))
     return recs
 
 
 def test_claims_decide_both_ways() -> None:
-    config = PM_ASTAR.config("quick")
+    config = both_readings()
     for good, verdict in ((True, "reproduced"), (False, "not reproduced")):
         verdicts = judged(PM_ASTAR, config, made_up(config, good))
-        assert len(verdicts) == 4 + 2 + 3 + 2 + 6
+        assert len(verdicts) == 4 + 2 + 2 * 3 + 3 + 6  # Fig. 3 and 4a: both readings of A*
         for v in verdicts:
             if v.verdict == "setting differs":
                 assert f"the rule alone: {verdict};" in v.reason, v
@@ -204,19 +225,36 @@ def test_claims_decide_both_ways() -> None:
 def test_a_slower_search_ahead_is_undecided_at_equal_time() -> None:
     """Fig. 3 is against time: PM-A* ahead at equal expansions but slower an expansion may
     not be ahead at equal time, and the records hold no per-run traces to tell."""
-    config = PM_ASTAR.config("quick")
+    config = both_readings()
     recs = made_up(config, True)
     for r in recs:
         if r.get("label") == TRAJ:
             r["run_wall_s"] = [500.0] * 10
     by_id = {v.id: v for v in judged(PM_ASTAR, config, recs)}
     fig3 = by_id["fig3-D5-above-astar"]
-    assert fig3.verdict == "inconclusive" and "equal time" in fig3.reason
+    assert "equal time" in fig3.reason
+    assert by_id["fig3-D5-above-astar-sgd"].verdict == "inconclusive"
     assert by_id["fig2b-above-astar"].verdict == "reproduced"  # 2b is against expansions
 
 
+def test_per_run_checkpoints_decide_at_equal_time() -> None:
+    """With each run's best value at checkpoints, the slower search is read at its share of the
+    faster one's time: PM-A* (trajectory) ahead by 10 at 50 expansions but 10x slower an
+    expansion is at 5 expansions (10 - 18.4) when A* has run its 50 (0)."""
+    config = both_readings()
+    recs = made_up(config, True)
+    for r in (r for r in recs if r["type"] == "trace"):
+        r["checkpoints"] = list(range(1, 51))
+        r["at_checkpoints"] = [list(np.linspace(f - 20, f, 50)) for f in r["final"]]
+        if r["label"] == TRAJ:
+            r["run_wall_s"] = [500.0] * 10
+    by_id = {v.id: v for v in judged(PM_ASTAR, config, recs)}
+    fig3 = by_id["fig3-D5-above-astar-sgd"]
+    assert fig3.verdict == "not reproduced" and fig3.value == pytest.approx(-8.4, abs=1.5)
+
+
 def test_section_opens_with_the_claims_and_draws_every_figure(tmp_path: Path) -> None:
-    config = PM_ASTAR.config("quick")
+    config = both_readings()
     records = made_up(config, True)
     path = open_run(tmp_path / "run", EXPERIMENT_MANIFEST, config.manifest())
     for t in PM_ASTAR.plan(config, [], "all"):
@@ -233,3 +271,5 @@ def test_section_opens_with_the_claims_and_draws_every_figure(tmp_path: Path) ->
     assert all(f["svg"].startswith("<svg") for f in figures["figures"])
     assert "Fig. 4b" in figures["caption"] and "AIE" in sec["skipped"][0]
     assert len(sec["records_table"]["rows"]) == len(records)
+    (where,) = sec["tables"]
+    assert len(where["rows"]) == 1 + 3 + 5 and where["rows"][1][4]["text"] != "-"

@@ -8,7 +8,7 @@ from harness.registry import build_registry
 from harness.spec import sample
 from harness.targets.box_density import clutter, peaky_exponential
 from harness.targets.logistic_box import mika_logistic
-from harness.targets.pm_examples import bimodal_mixture, counter_example
+from harness.targets.pm_examples import bimodal_mixture, counter_example, with_sgd_bound
 from implementations.astar import pm_fast, pm_reference
 
 
@@ -80,3 +80,70 @@ def test_the_trajectory_estimator_needs_a_gradient():
         sample(spec, "numba", bimodal_mixture(), 2, np.random.default_rng(0), particles=0)
     with pytest.raises(ValueError, match="stop_bound"):
         sample(spec, "numba", bimodal_mixture(), 2, np.random.default_rng(0), stop_bound="none")
+
+
+def _boxes(target, rng, count):
+    """The whole box and ``count`` boxes of the kind A* makes (split at points of the proposal)."""
+    lo, hi, out = target.lo.copy(), target.hi.copy(), [(target.lo, target.hi)]
+    for _ in range(count):
+        x = target.sample_in(lo, hi, rng.random(target.d))
+        j = int(rng.integers(target.d))
+        lo, hi = lo.copy(), hi.copy()
+        if rng.random() < 0.5:
+            hi[j] = x[j]
+        else:
+            lo[j] = x[j]
+        out.append((lo, hi))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("kind", "target"),
+    [("clutter", clutter(5, seed=5005)), ("logistic", mika_logistic("heart"))],
+)
+def test_the_sgd_estimate_lies_below_the_true_bound_and_is_a_function_of_the_box(kind, target):
+    """004 Sec. 5.3's SGD "bound" is o at a point of the box: below any true bound."""
+    sgd = with_sgd_bound(target, kind)
+    assert sgd.data is target.data and sgd.name.endswith("-sgd100x10")
+    for lo, hi in _boxes(target, np.random.default_rng(1), 12):
+        estimate = sgd.M(lo, hi)
+        assert np.isfinite(estimate) and estimate == sgd.M(lo, hi)
+        assert estimate <= target.M(lo, hi) + 1e-9 * (1 + abs(estimate))
+
+
+def test_the_sgd_estimate_is_no_bound_on_clutter():
+    """From the middle of [-20, 4]^5, (-8, ..., -8), every inlier pull is below exp(-17): SGD
+    stays there, far below o at the cluster around (-4, ..., -4) inside the box."""
+    target = clutter(5, seed=5005)
+    estimate = with_sgd_bound(target, "clutter").M(np.full(5, -20.0), np.full(5, 4.0))
+    assert estimate < target.o(np.full(5, -4.0)) - 100.0
+
+
+def test_astar_on_the_sgd_estimate_agrees_and_stops_early_unless_offset():
+    target = with_sgd_bound(mika_logistic("titanic"), "logistic")
+    runs = []
+    for impl in (pm_reference, pm_fast):
+        rng = np.random.default_rng(3)
+        runs.append((impl.pm_search(target, 3, rng, "max-bound", horizon=200), rng.random()))
+    _same(runs[0][0], runs[1][0])
+    assert runs[0][1] == runs[1][1]
+    # On titanic (n = 24) the estimate is close to the box's maximum: the best value beats every
+    # region's G + estimate within a few dozen expansions, where the true bound's A* goes on.
+    assert runs[0][0].extras["exact_stop"].all()
+    assert np.all(runs[0][0].extras["expanded"] < 200)
+    # An offset keeps A*'s order and removes its stop: every run reaches the horizon.
+    far = with_sgd_bound(mika_logistic("titanic"), "logistic", offset=1e4)
+    draws = pm_fast.pm_search(far, 3, np.random.default_rng(3), "max-bound", horizon=200)
+    assert not draws.extras["exact_stop"].any()
+
+
+def test_a_bad_sgd_setting_is_refused():
+    target = clutter(2, seed=0)
+    for kwargs, name in (
+        ({"kind": "robust"}, "kind"),
+        ({"steps": 0}, "steps"),
+        ({"batch": 1.5}, "batch"),
+        ({"offset": -1.0}, "offset"),
+    ):
+        with pytest.raises(ValueError, match=name):
+            with_sgd_bound(target, **({"kind": "clutter"} | kwargs))
