@@ -563,8 +563,10 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
     rep.add_argument(
         "--part",
         default="all",
-        help="a subset of the experiment: all (default); racing-synthetic: errors or speed; "
-        "minibatch-gap: exact or chains",
+        help="a subset of the experiment: all (default); racing-synthetic: errors, speed or "
+        "premise; racing-arch: study (run only when named); flymc-table1: table, scaling or "
+        "robust-ess; pm-astar: mixture, counter, clutter or logistic; gate-quality: "
+        "false-failures or catch; minibatch-gap: exact or chains",
     )
     _add_backend_args(rep, "processes for --scheduler process (default 1)")
     rep.add_argument(

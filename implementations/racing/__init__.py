@@ -63,6 +63,9 @@ NORMAL_GRID: Mapping[str, tuple[float, ...]] = MappingProxyType(
 #: in the tail of delta / (D - 1) ~ 1e-4 after m1 = 50 rewards), 0.8 delta on
 #: race-normal-D2-N1000-s0.3; at 1e-2, 0.88-0.95 delta, which 320000 draws cannot prove below
 #: delta at a run's alpha. Add them to ``checks`` to hold Racing-Normal to its promise there.
+#: Judged as a claim of 000 (Assump. 6, Eq. 5) by racing-synthetic ("premise-racing-normal"):
+#: 150000 draws at 1e-3 give 1.17-1.55 delta at m1 = 50 and 0.81-0.91 delta at m1 = 100, where
+#: sigma_hat comes from twice the rewards.
 NORMAL_PREMISE_FAILS: Mapping[str, tuple[float, ...]] = MappingProxyType(
     {
         "race-normal-D2-N1000-s0.3": (1e-3,),

@@ -14,7 +14,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from scipy.linalg import solve_triangular
@@ -43,17 +43,25 @@ def config_data(config: ArchConfig) -> ArchData:
 
 @dataclass(frozen=True, eq=False)
 class Problem:
-    """What a sweep reads: settings, data, pilot fits and control-variate anchors."""
+    """What a sweep reads: settings, data, pilot fits (preconditioners and control-variate
+    anchors) and the pseudo-priors: the fits, or their covariance scaled by ``pseudo_scale``^2
+    (a reading of the unavailable Appx. C.2, for the diagnosis of study.py)."""
 
     config: ArchConfig
     data: ArchData
     fits: tuple[ModelFit, ...]
     anchors: tuple[arch.ParameterAnchor, ...]
+    pseudo: tuple[ModelFit, ...]
 
     @classmethod
-    def build(cls, config: ArchConfig, fits: tuple[ModelFit, ...]) -> Problem:
+    def build(
+        cls, config: ArchConfig, fits: tuple[ModelFit, ...], pseudo_scale: float = 1.0
+    ) -> Problem:
         data = config_data(config)
-        return cls(config, data, fits, tuple(arch.parameter_anchor(f, data) for f in fits))
+        s = pseudo_scale
+        pseudo = tuple(dataclasses.replace(f, cov=f.cov * s * s, chol=f.chol * s) for f in fits)
+        anchors = tuple(arch.parameter_anchor(f, data) for f in fits)
+        return cls(config, data, fits, anchors, pseudo if s != 1.0 else fits)
 
 
 @dataclass
@@ -105,6 +113,41 @@ class Tally:
             sq = float(sum(x * x for x in v))
             out["cv_log10"][k] = {"sum": float(sum(v)), "sumsq": sq, "n": len(v)}
         return out
+
+
+@dataclass(frozen=True, eq=False)
+class GibbsRace:
+    """What a Racing-Normal draw of q saw: raw terms L (6, N), residual rewards by control
+    variate, log f_0, the Gumbel noise, and its answer beside the exact one."""
+
+    L: np.ndarray
+    residuals: Mapping[str, np.ndarray]
+    log_f0: np.ndarray
+    eps: np.ndarray
+    value: int
+    exact: int
+    evals: int
+    early: bool
+
+
+@dataclass(frozen=True, eq=False)
+class MHRace:
+    """What a racing MH test saw: the model j, (psi, psi'), log f_0 of both arms (Eq. 12), the
+    exact log ratio, and its answer beside the exact one after ``used`` indices."""
+
+    j: int
+    psis: tuple[np.ndarray, np.ndarray]
+    f0: tuple[float, float]
+    log_ratio: float
+    accept: bool
+    exact: bool
+    used: int
+
+
+class Probe(Protocol):
+    def gibbs(self, race: GibbsRace) -> None: ...
+
+    def mh(self, race: MHRace) -> None: ...
 
 
 def langevin_move(
@@ -173,10 +216,12 @@ def _grad(problem: Problem, j: int, phi: np.ndarray, rows: np.ndarray, cv: bool)
     return psi * g_psi + arch.log_prior_grad(phi)
 
 
-def sgld_mh(problem: Problem, st: ChainState, tally: Tally) -> None:
+def sgld_mh(problem: Problem, st: ChainState, tally: Tally, probe: Probe | None = None) -> None:
     """SGLD proposal corrected by the racing MH test of Eq. 12. q(x | x') takes its gradient on
     the same mini-batch S as q(x' | x): S is drawn independently of x, so detailed balance holds
-    for each S. Arm 1 keeps x (f_0 = u p(x) q(x'|x)), arm 2 moves (f_0 = p(x') q(x|x'))."""
+    for each S. Arm 1 keeps x (f_0 = u p(x) q(x'|x)), arm 2 moves (f_0 = p(x') q(x|x')).
+    ``probe`` (a diagnosis, study.py) sees the test's inputs and outcome; it draws nothing from
+    the chain's Generator."""
     cfg, data = problem.config, problem.data
     j, fit, N = st.k, problem.fits[st.k], data.N
     eps = cfg.step * fit.dim ** (-1.0 / 3.0)
@@ -214,6 +259,8 @@ def sgld_mh(problem: Problem, st: ChainState, tally: Tally) -> None:
     tally.mh_evals += 2 * rows.size + 2 * used
     tally.mh_errors += int(accept != exact)
     tally.mh_early += int(used < N)
+    if probe is not None:
+        probe.mh(MHRace(j, psis, f0, ll[1] - ll[0] + (f0[1] - f0[0]), accept, exact, used))
     if accept:
         st.phis[j] = prop
         tally.mh_accepts += 1
@@ -221,7 +268,7 @@ def sgld_mh(problem: Problem, st: ChainState, tally: Tally) -> None:
 
 def refresh_pseudo(problem: Problem, st: ChainState) -> None:
     """phi_j ~ pseudo-prior_j for every model j other than the current one (no likelihood)."""
-    for j, fit in enumerate(problem.fits):
+    for j, fit in enumerate(problem.pseudo):
         if j != st.k:
             st.phis[j] = fit.mean + fit.chol @ st.rng.standard_normal(fit.dim)
 
@@ -230,7 +277,7 @@ def _gibbs_f0(problem: Problem, st: ChainState) -> np.ndarray:
     """log f_0(j) = log pi~_j + log p(phi_j | j) - log pseudo-prior_j(phi_j) (Carlin & Chib)."""
     out = st.log_pi_tilde.copy()
     for j, phi in enumerate(st.phis):
-        out[j] = out[j] + arch.log_prior(phi) - arch.gaussian_log_density(problem.fits[j], phi)
+        out[j] = out[j] + arch.log_prior(phi) - arch.gaussian_log_density(problem.pseudo[j], phi)
     return out
 
 
@@ -254,9 +301,12 @@ def variance_factors(L: np.ndarray, R: np.ndarray) -> tuple[float, float]:
     return float(np.log10(np.median(marg))), float(np.log10(np.median(pair)))
 
 
-def gibbs_racing(problem: Problem, st: ChainState, tally: Tally) -> None:
+def gibbs_racing(
+    problem: Problem, st: ChainState, tally: Tally, probe: Probe | None = None
+) -> None:
     """Racing-Normal draw of q, counted against the exact draw; both control variates'
-    variance cuts are measured at every draw."""
+    variance cuts are measured at every draw. ``probe`` sees the race's rewards, f_0, Gumbel
+    noise and outcome."""
     from implementations.racing import fast  # Numba: compiled on first use, cached
 
     cfg = problem.config
@@ -268,6 +318,7 @@ def gibbs_racing(problem: Problem, st: ChainState, tally: Tally) -> None:
         for name, value in zip(("marginal", "pairwise"), cuts, strict=True):
             tally.cv_log10.setdefault(f"{kind}_{name}", []).append(value)
     target = DiscreteFactorTarget(residuals.get(cfg.control_variate, L), _gibbs_f0(problem, st))
+    before = st.rng.bit_generator.state if probe is not None else None
     draw = fast.racing_normal(
         target, 1, st.rng, delta=cfg.delta, m1=cfg.m1, variance="pairwise", exact_answer=True
     )
@@ -276,10 +327,23 @@ def gibbs_racing(problem: Problem, st: ChainState, tally: Tally) -> None:
     tally.gibbs_draws += 1
     tally.gibbs_errors += int(draw.values[0] != draw.extras["exact"][0])
     tally.gibbs_early += int(bool(draw.extras["stopped_early"][0]))
+    if probe is not None:
+        # The kernel draws its D Exp(1) variates first (reference.py): replayed, they give the
+        # Gumbel noise eps_i = -log E_i of this very draw.
+        replay = np.random.Generator(np.random.PCG64())
+        replay.bit_generator.state = before
+        with np.errstate(divide="ignore"):
+            eps = -np.log(replay.standard_exponential(target.D))
+        exact = int(draw.extras["exact"][0])
+        early = bool(draw.extras["stopped_early"][0])
+        probe.gibbs(GibbsRace(L, residuals, target.log_f0, eps, st.k, exact, draw.evals, early))
 
 
-def sweep(problem: Problem, sampler: str, st: ChainState, tally: Tally) -> None:
-    """One Carlin & Chib sweep: update phi_q, refresh the others, draw q."""
+def sweep(
+    problem: Problem, sampler: str, st: ChainState, tally: Tally, probe: Probe | None = None
+) -> None:
+    """One Carlin & Chib sweep: update phi_q, refresh the others, draw q (Sub's races shown to
+    ``probe``)."""
     before = tally.gibbs_evals + tally.mh_evals
     if sampler == "exact":
         fit = problem.fits[st.k]
@@ -295,12 +359,21 @@ def sweep(problem: Problem, sampler: str, st: ChainState, tally: Tally) -> None:
         tally.gibbs_evals += L.size
         tally.gibbs_draws += 1
     else:
-        sgld_mh(problem, st, tally)
+        sgld_mh(problem, st, tally, probe)
         refresh_pseudo(problem, st)
-        gibbs_racing(problem, st, tally)
+        gibbs_racing(problem, st, tally, probe)
     st.evals += tally.gibbs_evals + tally.mh_evals - before
     st.sweeps += 1
     tally.q.append(MODELS[st.k])
+
+
+def adapt_step(config: ArchConfig, st: ChainState) -> None:
+    """One step of pi~ towards a flat p~(q | r) after a sweep: our choice, Appx. C.2 (the
+    paper's rule) is unavailable."""
+    gamma = config.adapt_gain * min(1.0, config.adapt_t0 / st.sweeps)
+    visit = np.zeros(len(MODELS))
+    visit[st.k] = 1.0
+    st.log_pi_tilde = st.log_pi_tilde - gamma * (visit - 1.0 / len(MODELS))
 
 
 def log_posterior_estimate(log_pi: np.ndarray, log_pi_tilde: np.ndarray) -> np.ndarray:
@@ -377,11 +450,8 @@ def chunk_task(
     t0 = time.perf_counter()
     for it in range(start, stop):
         sweep(problem, sampler, st, tally)
-        if kind == "adapt":  # towards a flat p~(q | r), our choice (Appx. C.2 is unavailable)
-            gamma = config.adapt_gain * min(1.0, config.adapt_t0 / st.sweeps)
-            visit = np.zeros(len(MODELS))
-            visit[st.k] = 1.0
-            st.log_pi_tilde = st.log_pi_tilde - gamma * (visit - 1.0 / len(MODELS))
+        if kind == "adapt":
+            adapt_step(config, st)
             if (it + 1) % config.trace_every == 0 or it + 1 == stop:
                 est = log_posterior_estimate(LOG_PI, st.log_pi_tilde)
                 tally.trace.append([it + 1, st.evals, *est.tolist()])

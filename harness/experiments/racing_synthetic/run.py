@@ -28,6 +28,14 @@ IMPL = "numba"
 INF = float("inf")
 SIGMAS, QUICK_SIGMAS = (1e-5, 1e-4, 1e-3, 1e-2), (1e-5, 1e-3, 1e-2)
 DELTAS = (1e-3, 3e-3, 1e-2, 3e-2, 0.1)
+#: The verification problems (harness/targets/catalog.py) on which a correct Racing-Normal was
+#: measured above delta = 1e-3 (implementations/racing NORMAL_PREMISE_FAILS): the three with the
+#: largest spread of rewards.
+PREMISE_PROBLEMS = (
+    "race-normal-D10-N1000-s0.3",
+    "synthetic-normal-D10-N200",
+    "synthetic-f0-D10-N200",
+)
 NOTE = (
     "lil-ucb: heuristic constants, scale C_i/2; racing-ebs: m1 = 2, C = reward range; "
     "racing-normal: m1 = 50 (Numba implementations, defaults of the registry)."
@@ -67,6 +75,21 @@ class SpeedPlan(Declared):
         )
 
 
+@dataclass(frozen=True)
+class PremisePlan(Declared):
+    """Racing-Normal's promise P(error) <= delta where its normal premise (000, Assump. 6) is
+    weakest: the far tail delta / (D - 1) after m1 rewards. The first of ``m1s`` is the
+    paper's 50; a larger one (sigma_hat from more rewards) tells the premise from the rest."""
+
+    draws: int = param(low=1)
+    m1s: tuple[int, ...] = param((50,), low=2)
+    problems: tuple[str, ...] = param(PREMISE_PROBLEMS)
+    delta: float = param(1e-3, low=0.0, high=1.0, open=True)
+
+    def key(self, problem: str, m1: int) -> str:
+        return f"premise|{problem}|delta={self.delta:g}|m1={m1}|n={self.draws}"
+
+
 @dataclass(frozen=True, kw_only=True)
 class RacingSyntheticConfig(Config):
     experiment = "racing-synthetic"
@@ -91,6 +114,12 @@ class RacingSyntheticConfig(Config):
         quick=SpeedPlan(10, 10_000, QUICK_SIGMAS, draws=500, repeat=5),
         full=SpeedPlan(10, 100_000, SIGMAS, draws=1000, repeat=7),
         doc="benchmark",
+    )
+    premise: PremisePlan | None = param(
+        None,
+        quick=PremisePlan(150_000, (50, 100)),
+        full=PremisePlan(1_000_000, (50, 100)),
+        doc="Racing-Normal at delta = 1e-3 on the verification problems of largest spread",
     )
     notes: tuple[str, ...] = param((NOTE,), empty=True)
 
@@ -175,6 +204,37 @@ def run_error_setting(s: ErrorSetting, seed: int, *, rng: np.random.Generator) -
             "wall_s": wall,
             "impl": IMPL,
             "type": "error",
+        }
+    ]
+
+
+def run_premise(p: PremisePlan, problem: str, m1: int, *, rng: np.random.Generator) -> Records:
+    """Racing-Normal (pairwise) on a verification problem at ``p.delta``, against the exact
+    argmax under the same Gumbel noise."""
+    from harness.targets.catalog import build_target
+
+    target = build_target(problem)
+    t0 = time.perf_counter()
+    params = {"delta": p.delta, "m1": m1, "exact_answer": True}
+    draws = _draws("racing-normal", target, p.draws, rng, **params)
+    wall = time.perf_counter() - t0
+    errors = int(np.count_nonzero(draws.values != draws.extras["exact"]))
+    return [
+        {
+            "key": p.key(problem, m1),
+            "problem": problem,
+            "D": target.D,
+            "N": target.N,
+            "delta": p.delta,
+            "m1": m1,
+            "n": p.draws,
+            "errors": errors,
+            "reward_proportion": draws.evals / (p.draws * target.N * target.D),
+            "stopped_early": float(np.mean(draws.extras["stopped_early"])),
+            "wall_s": wall,
+            "algorithm": "racing-normal",
+            "impl": IMPL,
+            "type": "premise",
         }
     ]
 

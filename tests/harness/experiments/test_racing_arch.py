@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from harness.experiments import claims as cl
 from harness.experiments import get_experiment
 from harness.experiments.declare import from_manifest
 from harness.experiments.framework import run, section
@@ -25,6 +26,13 @@ from harness.experiments.racing_arch import (
     sweeps,
 )
 from harness.experiments.racing_arch.chain import LOG_PI
+from harness.experiments.racing_arch.study import (
+    READINGS,
+    Study,
+    gaussian_surrogate,
+    outcome,
+    paired_factor,
+)
 from harness.gates.rates import error_rate
 from harness.report import write_report
 from harness.store import RECORDS, load_records
@@ -343,3 +351,69 @@ def test_claims_decide_both_ways(good: bool) -> None:
     claims = ARCH.claims(tiny_config())
     expected = "reproduced" if good else "not reproduced"
     assert_decided(claims, _made_up(good), expected)
+
+
+TINY_STUDY = Study(
+    Ns=(400, 600), adapt=20, sweeps=30, reraces=3, m1_alt=100, block=10, pseudo_scales=(2.0,)
+)
+
+
+@pytest.fixture(scope="module")
+def study_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("arch-study") / "run"
+    result = run_tiny(ARCH, tiny_config(study=TINY_STUDY), out, part="study")
+    assert result.planned == result.ran == 3  # N = 400 and 600, and wider pseudo-priors at 400
+    return out
+
+
+def test_the_study_runs_by_part_and_stays_in_the_report(study_run: Path) -> None:
+    config = tiny_config(study=TINY_STUDY)
+    records = load_records(study_run / RECORDS)
+    assert [(r["N"], r["pseudo_scale"]) for r in records] == [(400, 1.0), (600, 1.0), (400, 2.0)]
+    assert all(r["kind"] == "study" for r in records)
+    for r in records:
+        assert r["replay_mismatch"] == 0  # the replayed Gumbel noise is the draw's own
+        assert r["gibbs_draws"] == r["mh_tests"] == 30 and sum(r["visits"]) == 30
+        for step in ("gibbs", "mh"):
+            assert r[step]["states"] == 30 and len(r[step]["z_hist"]) == 24
+            for reading in READINGS:
+                rerun = r[step]["reruns"][reading]
+                assert sum(rerun["races"]) == 90 and len(rerun["races"]) == 3  # blocks of 10
+                assert 0 <= sum(rerun["errors"]) <= 90 and rerun["evals"] > 0
+    # Not run by `make run` (part all) unless on disk; then kept, and shown in three tables.
+    keys = [t.key for t in ARCH.plan(config, [], "all")]
+    assert keys == ["pilot"]
+    kept = [t.key for t in ARCH.plan(config, records, "all")]
+    assert kept[-3:] == [TINY_STUDY.key(400), TINY_STUDY.key(600), TINY_STUDY.key(400, 2.0)]
+    assert TINY_STUDY.key(400, 2.0).endswith("|pseudo=x2")
+    tables = ARCH.tables(config, records)
+    # 3 chains x 2 steps: 6 rates each, 4 paired factors each, one line of gaps each; and per
+    # step the data size (400 / 600) and the pseudo-prior reading (ours / x2).
+    assert [len(t["rows"]) for t in tables] == [3 * 2 * 6, 3 * 2 * 4 + 2 * 2, 3 * 2]
+    assert all(row[-1]["text"] for row in tables[1]["rows"])
+
+
+def test_the_gaussian_surrogate_keeps_means_and_covariance_exactly() -> None:
+    rng = np.random.default_rng(0)
+    R = rng.standard_t(3, size=(4, 500)) * np.array([[1.0], [2.0], [0.1], [5.0]])
+    R[1] += 0.5 * R[0]
+    G = gaussian_surrogate(R, rng)
+    np.testing.assert_allclose(G.mean(axis=1), R.mean(axis=1), atol=1e-12)
+    np.testing.assert_allclose(np.cov(G, bias=True), np.cov(R, bias=True), rtol=1e-9, atol=1e-12)
+    kurt = ((G - G.mean(axis=1, keepdims=True)) ** 4).mean(axis=1) / G.var(axis=1) ** 2
+    assert np.all(np.abs(kurt - 3.0) < 1.0)  # normal, whatever R's tails
+
+
+def test_the_fixed_rule_names_each_outcome() -> None:
+    def est(low: float, high: float) -> cl.Estimate:
+        return cl.Estimate((low + high) / 2, low, high, 10)
+
+    assert outcome(est(25.0, 60.0)) == "accounts for the gap"
+    assert outcome(est(1.5, 60.0)) == "contributes"
+    assert outcome(est(0.3, 0.9)) == "ruled out"
+    assert outcome(est(0.5, 2.0)) == "no effect shown"
+    assert outcome(None) == "undecided"
+    rec = {
+        "gibbs": {"reruns": {"a": {"errors": [4, 6, 2, 4, 4]}, "b": {"errors": [2, 3, 1, 2, 2]}}}
+    }
+    assert paired_factor(rec, "gibbs", "a", "b").value == pytest.approx(2.0)

@@ -20,12 +20,15 @@ from harness.experiments.declare import from_manifest
 from harness.experiments.framework import run, section
 from harness.experiments.racing_synthetic import RacingSynthetic
 from harness.experiments.racing_synthetic.run import (
+    PREMISE_PROBLEMS,
     ErrorSetting,
+    PremisePlan,
     RacingSyntheticConfig,
     SpeedPlan,
     Variant,
     error_settings,
     run_error_setting,
+    run_premise,
 )
 from harness.report import write_report
 from harness.runner import RunConfig, verify
@@ -108,6 +111,13 @@ def test_task_keys_and_seeds_match_the_old_records() -> None:
     assert speed.seed is None  # its calls spawn their own streams from the key
     assert len(RACING.plan(config, [], "errors")) == 120
     assert len(RACING.plan(RACING.config("full"), [], "errors")) == 585
+    premise = RACING.plan(config, [], "premise")
+    assert [t.key for t in premise][:2] == [
+        "premise|race-normal-D10-N1000-s0.3|delta=0.001|m1=50|n=150000",
+        "premise|race-normal-D10-N1000-s0.3|delta=0.001|m1=100|n=150000",
+    ]
+    assert len(premise) == 6 and all(t.seed is not None for t in premise)
+    assert len(RACING.plan(config, [], "all")) == 126  # the benchmark waits for both
 
 
 def test_the_benchmark_runs_alone_after_the_errors_one_task_at_a_time() -> None:
@@ -172,7 +182,7 @@ def test_unknown_experiment_names_itself_and_the_valid_ones() -> None:
     [
         ("medium", 0, "all", 1, "--level 'medium'.*quick, full"),
         ("quick", -1, "all", 1, "seed' = -1"),
-        ("quick", 0, "most", 1, "--part 'most'.*all, errors, speed"),
+        ("quick", 0, "most", 1, "--part 'most'.*all, errors, speed, premise"),
         ("quick", 0, "all", 0, "--workers = 0"),
     ],
 )
@@ -342,6 +352,15 @@ def _made_up(good: bool) -> list[dict[str, Any]]:
         errors = round(rate * s.delta * n)
         out.append({**dataclasses.asdict(s), "type": "error", "n": n, "errors": errors})
         out[-1]["reward_proportion"] = prop
+    # Racing-Normal's premise: 0.6 delta (good) or 1.5 delta (bad) at m1 = 50; m1 = 100 apart.
+    p = RACING.config("quick").premise
+    assert p is not None
+    for problem in p.problems:
+        for m1 in p.m1s:
+            rate = 0.6 if good or m1 != 50 else 1.5
+            errors = round(rate * p.delta * n)
+            out.append({"type": "premise", "problem": problem, "m1": m1, "n": n})
+            out[-1] |= {"errors": errors, "delta": p.delta}
     return out
 
 
@@ -350,11 +369,32 @@ def test_claims_decide_both_ways(good: bool) -> None:
     expected = "reproduced" if good else "not reproduced"
     records = _made_up(good)
     claims = RACING.claims(RACING.config("quick"))
-    assert len(claims) == 14
+    assert len(claims) == 15
     assert_decided(claims, records, expected)  # differing: the quick level's N is not the paper's
 
 
 def test_claims_without_records_are_inconclusive() -> None:
     for claim in RACING.claims(RACING.config("full")):
         v = judge(claim, [])
-        assert v.verdict in ("inconclusive", "setting differs") and "no error record" in v.reason
+        assert v.verdict in ("inconclusive", "setting differs")
+        assert "no error record" in v.reason or "no premise record" in v.reason
+
+
+def test_premise_records_its_errors_and_shows_them_in_a_table() -> None:
+    """Racing-Normal at a small delta on a premise problem: a record per (problem, m1)."""
+    p = PremisePlan(2000, (50, 100), problems=PREMISE_PROBLEMS[1:2], delta=0.05)
+    recs = [
+        r
+        for m1 in p.m1s
+        for r in run_premise(p, p.problems[0], m1, rng=SeedKey.from_label(0, str(m1)).generator())
+    ]
+    assert [(r["m1"], r["n"], r["D"], r["N"]) for r in recs] == [
+        (50, 2000, 10, 200),
+        (100, 2000, 10, 200),
+    ]
+    assert all(0 < r["errors"] < 0.05 * 2000 for r in recs)  # errs, and keeps its promise here
+    assert all(0.0 < r["reward_proportion"] <= 1.0 for r in recs)
+    [table] = RACING.tables(RACING.config("quick"), recs)
+    assert table["title"].startswith("Racing-Normal's normal premise") and len(table["rows"]) == 2
+    with pytest.raises(ValueError, match="parameter 'delta'"):
+        PremisePlan(10, delta=0.0)
