@@ -152,8 +152,11 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
                 1,
                 int,
                 choices=reference.OS_STAR_STRATEGIES,
-                doc="refinement after a rejection: 1 splits the proposed piece at the rejected "
-                "point, 2 splits the piece of largest proposal mass at its median",
+                doc="refinement after a rejection (001 Sec. 6.4): 1 splits the proposed piece "
+                "at the rejected point, 2 splits the piece of largest proposal mass nu(B) at its "
+                "median, 3 is 2 read with OS*'s own envelope mass nu(B) exp(M(B)) (001 does not "
+                "say which proposal 'largest probability under the proposal' means), 4 is 3 "
+                "split at a fresh point X ~ nu(. | B) (001 Sec. 6 splits at a sampled point)",
             ),
             Param(
                 "refine_prob",
@@ -185,6 +188,8 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
         checks=(
             Check(),
             Check({"strategy": 2}, problems=("peaky-exponential-a10",)),
+            Check({"strategy": 3}, problems=("peaky-exponential-a10",)),
+            Check({"strategy": 4}, problems=("peaky-exponential-a10",)),
             Check({"refine_prob": 0.3}, problems=("clutter-D1",)),
             Check({"reuse": True}, problems=BOX_PROBLEMS_1D),
         ),

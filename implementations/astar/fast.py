@@ -319,13 +319,18 @@ def os_star_kernel(
                 break
             if refine_prob < 1.0 and rng.random() >= refine_prob:
                 continue
-            if strategy == 2:
+            if strategy != 1:  # reference.OS_STAR_STRATEGIES: 3 and 4 weigh by exp(M_j) too
                 j = 0
                 for i in range(1, size):
-                    if log_nu[i] > log_nu[j]:
+                    if strategy == 2 and log_nu[i] > log_nu[j]:
                         j = i
-                for i in range(d):
-                    x[i] = _sample_1d(proposal, p_lo[j], p_hi[j], i, 0.5)
+                    elif strategy != 2 and log_nu[i] + m_[i] > log_nu[j] + m_[j]:
+                        j = i
+                if strategy == 4:  # a fresh point of the piece, else its median
+                    _sample_in(proposal, p_lo[j], p_hi[j], rng, x)
+                else:
+                    for i in range(d):
+                        x[i] = _sample_1d(proposal, p_lo[j], p_hi[j], i, 0.5)
             if size + 1 >= cap:
                 cap *= 2
                 p_lo, p_hi, log_nu, m_ = _grow(p_lo), _grow(p_hi), _grow(log_nu), _grow(m_)

@@ -8,7 +8,7 @@ its children's draws; extra draws at a popped leaf take their Poisson count's ar
 pair a Gumbel and a location. A rejection proposal takes ``random()`` a coordinate, then
 ``random()`` for the accept test; OS* (pick ``random()``, arrival ``standard_exponential()``,
 location, accept test) takes one more ``random()`` after a rejection when it refines with a
-probability below 1.
+probability below 1, and with strategy 4 then ``random()`` a coordinate for its split point.
 
 ``audit`` and ``report_bounds`` (:mod:`implementations.astar.audit`) have each search hand its
 bounds, its evaluated points and its frontier at the stop to a ``SearchLog``; the audit draws
@@ -297,8 +297,12 @@ def drill_down(
 
 
 #: OS* refinement (001, Sec. 6.4; notes-astar.md Sec. 7): 1 splits the rejected point's piece at
-#: that point (the analogue of A*), 2 splits the piece of largest proposal mass at its median.
-OS_STAR_STRATEGIES = (1, 2)
+#: that point (the analogue of A*), 2 splits the piece of largest proposal mass nu(B_j) at its
+#: median. 3 is 2 under the other reading of "largest probability under the proposal": OS*'s
+#: own proposal, the envelope nu(B_j) exp(M_j) it picks pieces by (001 does not say which). 4 is
+#: 3 split at a fresh X ~ nu(. | B_j) instead of the median (001 Sec. 6 splits every region "at
+#: the sampled X_k point"; strategy 2 has no rejected point in the piece it splits).
+OS_STAR_STRATEGIES = (1, 2, 3, 4)
 
 
 def _pick(log_w: list[float], u: float) -> tuple[int, float]:
@@ -326,11 +330,12 @@ def os_star_one(
     probability proportional to nu(B_j) exp(M_j), draws X ~ nu(. | B_j) and accepts with
     probability exp(o(X) - M_j); a rejection refines the pieces (with probability
     ``refine_prob`` only, one extra uniform when below 1: 001 Sec. 6.4 and Fig. 3 refine on 10% to
-    100% of rejections) and proposes afresh. Proposals arrive as a Poisson process of rate
-    sum_j nu(B_j) exp(M_j) that thinning turns into one of rate Z, so -log of the accepted
-    arrival time is a Gumbel(log Z) draw. Given ``pieces`` (001, Sec. 4, reuse), the draw starts
-    from them and refines them in place: any envelope M_j >= o is a valid proposal, so the draw
-    is exact given the past and independent of it; only its cost depends on the earlier draws.
+    100% of rejections) by ``strategy`` (:data:`OS_STAR_STRATEGIES`) and proposes afresh.
+    Proposals arrive as a Poisson process of rate sum_j nu(B_j) exp(M_j) that thinning turns
+    into one of rate Z, so -log of the accepted arrival time is a Gumbel(log Z) draw. Given
+    ``pieces`` (001, Sec. 4, reuse), the draw starts from them and refines them in place: any
+    envelope M_j >= o is a valid proposal, so the draw is exact given the past and independent
+    of it; only its cost depends on the earlier draws.
     ``log`` gets every piece's bound and every proposal against its piece's bound.
     """
     if log is None:
@@ -354,10 +359,12 @@ def os_star_one(
             return x, -math.log(time), lik, bnd, pieces
         if refine_prob < 1.0 and rng.random() >= refine_prob:
             continue  # propose again from the same pieces
-        if strategy == 2:
-            j = int(np.argmax([log_nu for _, _, log_nu, _ in pieces]))
+        if strategy != 1:  # the first piece of largest mass (ties: the earlier piece)
+            mass = [log_nu + (0.0 if strategy == 2 else m) for _, _, log_nu, m in pieces]
+            j = int(np.argmax(mass))
             p_lo, p_hi = pieces[j][0], pieces[j][1]
-            x = target.sample_in(p_lo, p_hi, np.full(target.d, 0.5))  # the median
+            u = rng.random(target.d) if strategy == 4 else np.full(target.d, 0.5)  # or the median
+            x = target.sample_in(p_lo, p_hi, u)
         children = [
             (c_lo, c_hi, target.log_mass(c_lo, c_hi), target.M(c_lo, c_hi))
             for c_lo, c_hi in _split(p_lo, p_hi, x)

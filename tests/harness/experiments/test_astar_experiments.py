@@ -117,7 +117,7 @@ def test_drill_down_costs_a_binary_search_where_rejection_costs_1_over_z(tmp_pat
 @pytest.mark.slow  # 13 s: Numba compiles of the robust target's bounds
 def test_robust_plans_its_slice_chain_from_astars_budget(tmp_path) -> None:
     records = _check_run(ROBUST, tmp_path / "out")
-    assert len(records) == 7  # 3 single, 3 reuse cells, then the slice chain
+    assert len(records) == 11  # 5 single (A*, OS* strategies 1-4), 5 reuse cells, the chain
     chain = next(r for r in records if r["type"] == "slice")
     astar = next(r for r in records if r["series"] == "reuse A*")
     assert chain["budget"] == 10 * (sum(astar["liks"]) + 3 * sum(astar["bounds"]))
@@ -156,6 +156,7 @@ def test_the_slice_chain_switches_modes_where_they_touch_and_classifies_with_hys
         ("astar-robust", {"slice_dims": ()}, "slice_dims"),
         ("astar-robust", {"reuse_draws": True}, "reuse_draws"),
         ("astar-robust", {"seed": -1}, "seed"),
+        ("astar-robust", {"strategies": (5,)}, "strategies"),
         ("astar-robust", {"level": "huge"}, "level"),
     ],
 )
@@ -168,7 +169,7 @@ def test_a_bad_cell_is_refused_before_any_work() -> None:
     with pytest.raises(ValueError, match="no-such-sampler"):
         Cell("s", 1.0, "no-such-sampler", "peaky", {"a": 1.0}, 10)
     with pytest.raises(ValueError, match="strategy"):
-        Cell("s", 1.0, "os-star", "peaky", {"a": 1.0}, 5, params={"strategy": 3})
+        Cell("s", 1.0, "os-star", "peaky", {"a": 1.0}, 5, params={"strategy": 5})
 
 
 @pytest.mark.parametrize("experiment", ALL, ids=lambda e: e.name)
@@ -255,25 +256,21 @@ def drill_records(holds: bool) -> list[dict[str, Any]]:
 
 
 def clutter_records(holds: bool) -> list[dict[str, Any]]:
+    # Holding: no bound evaluations, so every reading of the count is the liks; not holding:
+    # too cheap in every reading, growing 10x from D = 3 to 4, and OS* at twice A*.
     out = []
     for D, k in ((D, k) for D in (1, 2, 3, 4) for k in range(5)):
-        a = {3: 900.0, 4: 4000.0}.get(D, 10.0) * (1.0 if holds else 0.1)
-        out.append(cell("A*", D, a, a / 2, 1000 * D + k))
-        out.append(
-            cell(
-                "OS*",
-                D,
-                a * (1.25 if holds else 2.0),
-                a / 2 * (1.25 if holds else 2.0),
-                1000 * D + k,
-            )
-        )
+        a = {3: 900.0, 4: 4000.0}.get(D, 10.0) if holds else {3: 90.0, 4: 900.0}.get(D, 1.0)
+        b = 0.0 if holds else a / 10
+        f = 1.25 if holds else 2.0
+        out.append(cell("A*", D, a, b, 1000 * D + k))
+        out.append(cell("OS*", D, a * f, b * f, 1000 * D + k))
     return out
 
 
 def bounds_records(holds: bool) -> list[dict[str, Any]]:
     out = []
-    for N, k in ((N, k) for N in (1, 10, 100, 1000, 10000) for k in range(5)):
+    for N, k in ((N, k) for N in (1, 10, 100, 1000, 10000, 1e5, 1e6, 1e7) for k in range(5)):
         out.append(cell("tight", N, 2.0, 3.0, k))
         f = 3.0 if holds else 10.0
         out.append(cell("linear", N, 2.0 * f, 3.0 * f, k))
@@ -303,12 +300,14 @@ def robust_records(holds: bool) -> list[dict[str, Any]]:
     for p, k in ((p, k) for p in (1.0, 0.5, 0.2, 0.1) for k in range(5)):
         out.append(cell("single A*", p, 100.0, 100.0, k, D=2))
         out.append(cell("reuse A*", p, 100.0, 10.0, 100 + k, D=2))
-        for s in ("OS* s1", "OS* s2"):
+        for s in ("OS* s1", "OS* s2", "OS* s2 envelope", "OS* s2 envelope sampled"):
+            # Not holding: OS* beats A* on liks (single), on bounds (reuse) and, by cost
+            # (liks + 3 bounds), lies far outside 2x of A* (Fig. 3's claims) in both panels.
             out.append(
-                cell(f"single {s}", p, *((150.0, 150.0) if holds else (50.0, 150.0)), k, D=2)
+                cell(f"single {s}", p, *((150.0, 150.0) if holds else (50.0, 1500.0)), k, D=2)
             )
             out.append(
-                cell(f"reuse {s}", p, *((50.0, 30.0) if holds else (50.0, 5.0)), 100 + k, D=2)
+                cell(f"reuse {s}", p, *((50.0, 30.0) if holds else (20.0, 5.0)), 100 + k, D=2)
             )
     switches = 0 if holds else 10
     out += [{"type": "slice", "D": D, "switches": switches} for D in (2, 3) for _ in range(5)]
@@ -336,6 +335,14 @@ def test_claims_decide_both_ways(experiment: Any) -> None:
 def test_claims_on_no_records_are_inconclusive(experiment: Any) -> None:
     verdicts = judged(experiment, experiment.config("quick", 0), [])
     assert verdicts and all(v.verdict == "inconclusive" and v.reason for v in verdicts)
+
+
+def test_robust_claims_of_a_strategy_not_run_say_so() -> None:
+    config = dataclasses.replace(ROBUST.config("quick", 0), strategies=(1, 2))
+    verdicts = {v.id: v for v in judged(ROBUST, config, robust_records(True))}
+    assert verdicts["fig3-single-cost-s2"].verdict == "reproduced"
+    for id in ("fig3-single-cost-s2-envelope", "reuse-astar-cheapest-envelope-sampled"):
+        assert verdicts[id].verdict == "inconclusive" and "not run" in verdicts[id].reason
 
 
 def test_too_few_data_sets_say_the_value_and_what_would_decide() -> None:

@@ -122,6 +122,8 @@ AGREE_SLOW = [
     ("pm-astar", {"stop_bound": "regions", "particles": 2, "horizon": 2}),
     ("astar-nobound", {"horizon": 1}),
     ("os-star", {"strategy": 2}),
+    ("os-star", {"strategy": 3}),
+    ("os-star", {"strategy": 4}),
     ("rejection", {}),
 ]
 

@@ -131,4 +131,7 @@ def test_os_star_is_exact_and_costs_more_than_astar():
         assert stats.kstest(draws.extras["gumbel_max"], _gumbel_cdf(truth.log_z)).pvalue > ALPHA
         costs[strategy] = draws.extras["draw_evals"].mean()
     a_star = astar(target, N, np.random.default_rng(7)).extras["draw_evals"].mean()
-    assert a_star < min(costs.values())
+    # The paper's OS* there is strategy 1 ("the analogous OS* algorithm"); 2 costs more still.
+    # Strategy 3 (the envelope's largest piece split at its median) is a little cheaper than
+    # A* here (about 11.0 against 11.4 likelihood evaluations), as on robust regression.
+    assert a_star < min(costs[1], costs[2])

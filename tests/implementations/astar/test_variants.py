@@ -20,6 +20,7 @@ from harness.registry import build_registry
 from harness.spec import sample
 from harness.targets.box_density import clutter, peaky_exponential
 from implementations.astar import fast, reference
+from implementations.astar.audit import SearchLog
 from implementations.astar.reference import _split, poisson_count
 from implementations.gumbel.reference import trunc_gumbel_from_exponential
 
@@ -36,6 +37,8 @@ OS_STAR_VARIANTS = [
     {"refine_prob": 0.3},
     {"reuse": True},
     {"strategy": 2, "refine_prob": 0.3, "reuse": True},
+    {"strategy": 3},
+    {"strategy": 4, "refine_prob": 0.3, "reuse": True},
 ]
 VARIANTS = [("astar", p) for p in ASTAR_VARIANTS] + [("os_star", p) for p in OS_STAR_VARIANTS]
 VARIANT_IDS = [f"{name}-" + "-".join(f"{k}={v}" for k, v in p.items()) for name, p in VARIANTS]
@@ -314,6 +317,30 @@ def test_os_star_refine_prob_and_reuse_move_its_costs(targets):
     assert kept[0] < every[0] and kept[1] < 0.25 * every[1]
 
 
+@pytest.mark.parametrize(("strategy", "split_lo"), [(2, 0.5), (3, 0.0), (4, 0.0)])
+def test_os_star_strategy_2_splits_by_proposal_mass_and_3_4_by_envelope_mass(
+    targets, strategy, split_lo
+):
+    # Two pieces of peaky (a = 10): [0, 0.5] holds less proposal mass (0.39 of 1) but nearly
+    # all the envelope nu(B) exp(M) (0.39 against 0.61 x 1.5^-10 = 0.011); the first rejection
+    # splits [0.5, inf) under strategy 2 and [0, 0.5] under 3 and 4: at its median (2, 3) or
+    # at a point drawn in it (4).
+    target = targets["peaky"]
+    pieces = [
+        (lo, hi, target.log_mass(lo, hi), target.M(lo, hi))
+        for lo, hi in ((np.array([0.0]), np.array([0.5])), (np.array([0.5]), np.array([math.inf])))
+    ]
+    log = SearchLog(target, 1, np.random.default_rng(0), False, True)
+    reference.os_star_one(target, np.random.default_rng(2), strategy, 1.0, pieces, log)
+    (_, lo_a, hi_a, _), (_, lo_b, hi_b, _) = log.boxes[:2]  # the first split's two children
+    assert lo_a == split_lo and hi_a == lo_b
+    assert hi_b == (math.inf if strategy == 2 else 0.5)
+    halves = [
+        target.log_mass(np.array([a]), np.array([b])) for a, b in ((lo_a, hi_a), (lo_b, hi_b))
+    ]
+    assert (halves[0] == pytest.approx(halves[1])) == (strategy != 4)
+
+
 def test_a_call_keeps_its_partition_to_itself(targets):
     # No state outlives a call: the same seed gives the same run after any other run, and
     # n/2 + n/2 draws restart the partition (different costs from n draws).
@@ -344,6 +371,8 @@ def test_a_call_keeps_its_partition_to_itself(targets):
         ("os-star", {"refine_prob": 0.0}, "refine_prob"),
         ("os-star", {"refine_prob": 1.5}, "refine_prob"),
         ("os-star", {"reuse": "yes"}, "reuse"),
+        ("os-star", {"strategy": 5}, "strategy"),
+        ("os-star", {"strategy": 0}, "strategy"),
     ],
 )
 def test_bad_variant_parameters_raise_before_any_draw(targets, algorithm, params, name):
@@ -359,7 +388,7 @@ def test_verify_runs_a_non_default_setting_of_every_variant_parameter():
     registry = build_registry()
     for algorithm, names in (
         ("astar", ("extra_draws", "reuse")),
-        ("os-star", ("refine_prob", "reuse")),
+        ("os-star", ("strategy", "refine_prob", "reuse")),
     ):
         spec = registry.get(algorithm)
         defaults = {p.name: p.default for p in spec.params}
