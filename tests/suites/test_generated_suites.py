@@ -52,7 +52,7 @@ def test_invalid_combinations_skip(suites) -> None:
     with pytest.raises(NotImplementedError):
         problems.case("gibbs", "numba", "discrete", "D10-N1000")  # wrong kind
     with pytest.raises(NotImplementedError):
-        problems.case("gumbel-max", "cuda", "discrete", "D10-N1000")  # no such implementation
+        problems.case("top-down", "cuda", "discrete", "D10-N1000")  # no such implementation
     with pytest.raises(NotImplementedError):
         problems.case("gumbel-max", "numba", "discrete", "D9-N9")  # no such size
 
