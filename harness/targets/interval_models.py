@@ -23,6 +23,10 @@ What 001 leaves open, and what is chosen here:
   from height c, usually written "d = (v cos a / g)(v sin a + sqrt(v^2 sin^2 a + 2 g y0))": the
   leading "d" is read as that formula's left-hand side (the distance), not as a parameter, so the
   model has three parameters a, b, c.
+- The projectile model is not identified by any data: with p = sin(a) cos(a) / b and
+  r = 2 c cos^2(a) / b it is y = p x^2 + x sqrt(p^2 x^2 + r), a function of (p, r) only, so its
+  posterior is a ridge along one curve of (a, b, c) however small the noise
+  (:func:`identification`). It is kept as the legend writes it.
 - The data: a true theta drawn from the prior, N inputs uniform on the model's input range, and
   y_n = f(x_n; theta) + sigma z_n, all from ``seed``. The draws z_n do not depend on sigma, so
   changing sigma (001 varies it "from large to small" to control peakiness) keeps theta and the
@@ -380,3 +384,41 @@ def expected_rejection_evals(
         method, n = "monte-carlo", int(samples)
     evals = math.exp(log_evals) if log_evals < 700.0 else math.inf
     return RejectionCost(evals, evals * log_se, log_evals, log_se, method, n)
+
+
+@dataclass(frozen=True)
+class Identification:
+    """How well ``n_data`` points pin theta down near the true theta (of :func:`model_data`):
+    the singular values, largest first, of the Jacobian of (f(x_n; theta))_n with each parameter
+    scaled to its prior width. There are min(N, d) of them, and d - N more directions the data
+    never see when d > N. Near theta the posterior at noise sd sigma spans about sigma / s prior
+    widths along the direction of singular value s: where s is 0 (or below sigma) it is a ridge
+    across the prior rather than a peak, and A* must tile the ridge with boxes about as narrow as
+    the posterior, so its cost grows with 1 / sigma as rejection's does (a linearisation at the
+    true theta: other modes are not seen)."""
+
+    singular_values: tuple[float, ...]
+    flat: int  # directions the data never constrain: max(d - N, 0)
+
+    @property
+    def smallest(self) -> float:
+        """0 when some direction is never constrained, else the smallest singular value."""
+        return 0.0 if self.flat else self.singular_values[-1]
+
+
+def identification(name: str, seed: int = 0, n_data: int = 3) -> Identification:
+    """The :class:`Identification` of the instance :func:`model_data` draws (sigma does not
+    move theta or the x_n); derivatives by central differences of step 1e-6 prior widths."""
+    model = _check_args(name, 1.0, n_data)
+    truth = model_data(name, 1.0, seed, n_data)
+    lo, hi = np.array(model.prior).T
+    width = hi - lo
+    jac = np.empty((n_data, model.d))
+    for j in range(model.d):
+        step = np.zeros(model.d)
+        step[j] = 1e-6 * width[j]
+        up = model.f(truth.theta + step, truth.x)
+        down = model.f(truth.theta - step, truth.x)
+        jac[:, j] = (up - down) / (2.0 * step[j]) * width[j]
+    s = np.linalg.svd(jac, compute_uv=False)
+    return Identification(tuple(float(v) for v in s), max(model.d - n_data, 0))

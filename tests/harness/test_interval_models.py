@@ -14,6 +14,7 @@ from harness.targets.interval_models import (
     _IV,
     MODELS,
     expected_rejection_evals,
+    identification,
     interval_model,
     model_data,
 )
@@ -220,3 +221,16 @@ def test_rejection_cost_of_a_flat_likelihood_is_one_evaluation():
         expected_rejection_evals(target, samples=1)
     with pytest.raises(ValueError, match="gumbel_max has 1 values"):
         expected_rejection_evals(target, gumbel_max=np.zeros(1))
+
+
+def test_identification_finds_the_projectile_ridge_and_the_flat_directions():
+    # The projectile model depends on (a, b, c) only through sin(a) cos(a) / b and
+    # 2 c cos^2(a) / b: one direction is never constrained, whatever the data.
+    for seed in (0, 5):
+        ident = identification("projectile", seed)
+        assert ident.flat == 0 and ident.smallest < 1e-7 * ident.singular_values[0]
+    assert identification("bump").flat == 2 and identification("two-sines").flat == 3
+    assert identification("bump").smallest == 0.0
+    cubic = identification("cubic")
+    assert len(cubic.singular_values) == 3 and cubic.smallest > 0.1
+    assert identification("cubic", n_data=5).flat == 0
