@@ -45,10 +45,9 @@ DELTA = 0.05
 DRAWS_PER_CALL = 5  # the asv suite's draws per timed call
 
 
-def draw_function(impl: str, kind: str, D: int, N: int) -> Callable[[int, int], Any]:
-    """``draw(n, seed)``: n exact gumbel-max draws on the (kind, D, N) cell, the ``numba`` key
-    on all cores or the ``cuda`` key with the data uploaded once, here."""
-    target = _target(kind, D, N)
+def draw_function(impl: str, target: Any) -> Callable[[int, int], Any]:
+    """``draw(n, seed)``: n exact gumbel-max draws on ``target``, the ``numba`` key on all
+    cores or the ``cuda`` key with the data uploaded once, here."""
     if impl == "cuda":
         from implementations.gumbel import cuda
 
@@ -60,7 +59,8 @@ def draw_function(impl: str, kind: str, D: int, N: int) -> Callable[[int, int], 
     )
 
 
-def _target(kind: str, D: int, N: int) -> Any:
+def cell_target(kind: str, D: int, N: int) -> Any:
+    """The (kind, D, N) cell's target: synthetic precomputed rewards or logistic terms."""
     if kind == "precomputed":
         return synthetic_rewards(D, N, "normal", SIGMA, np.random.default_rng(0))
     return logistic_candidates(N, D, P, SPREAD, 3)
@@ -98,7 +98,7 @@ def hardware_table(
         if kind not in KINDS:
             raise ValueError(f"kind = {kind!r} is invalid; valid: {', '.join(KINDS)}")
     registry = build_registry()
-    race, exact = registry.get("racing-normal"), registry.get("gumbel-max")
+    race = registry.get("racing-normal")
     no_gpu = cuda_unavailable() or ("numba-cuda's simulator" if simulated() else None)
     cores = os.cpu_count() or 1
     start = time.perf_counter()
@@ -113,7 +113,7 @@ def hardware_table(
                 if time.perf_counter() - start > budget_s:
                     skipped.append({**cell, "why": f"the run's budget of {budget_s:g} s"})
                     continue
-                rows.append(_cell(race, exact, kind, D, N, repeat, seconds, no_gpu, cores))
+                rows.append(_cell(race, kind, D, N, repeat, seconds, no_gpu, cores))
     return {
         "rows": rows,
         "skipped": skipped,
@@ -125,29 +125,16 @@ def hardware_table(
     }
 
 
-def _cell(race, exact, kind, D, N, repeat, seconds, no_gpu, cores) -> dict[str, Any]:
-    target = _target(kind, D, N)
+def _cell(race, kind, D, N, repeat, seconds, no_gpu, cores) -> dict[str, Any]:
+    target = cell_target(kind, D, N)
 
     def racing(n, seed):
         return sample(race, "numba", target, n, np.random.default_rng(seed), delta=DELTA)
 
-    def exact_cpu(n, seed):
-        return sample(exact, "numba", target, n, np.random.default_rng(seed), parallel=True)
-
     race_s, got = per_draw(racing, seconds, repeat)
     evals = got.evals / got.values.size
-    cpu_s, _ = per_draw(exact_cpu, seconds, repeat)
-    gpu_s = None
-    if no_gpu is None:
-        from implementations.gumbel import cuda
-
-        data = cuda.resident(target)
-        gpu_s, _ = per_draw(
-            lambda n, seed: cuda.gumbel_max_resident(data, n, np.random.default_rng(seed)),
-            seconds,
-            repeat,
-        )
-        del data
+    cpu_s, _ = per_draw(draw_function("numba", target), seconds, repeat)
+    gpu_s = None if no_gpu else per_draw(draw_function("cuda", target), seconds, repeat)[0]
     per_read = race_s / evals
     return {
         "kind": kind,

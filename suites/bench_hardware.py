@@ -19,12 +19,12 @@ class ExactDrawAcrossHardware:
 
     def setup(self, impl: str, rewards: str, size: str) -> None:
         from harness.devices import runnable
-        from harness.hardware import DRAWS_PER_CALL, draw_function
+        from harness.hardware import DRAWS_PER_CALL, cell_target, draw_function
 
         if impl not in runnable():
             raise NotImplementedError(f"this machine cannot run the {impl!r} key")
         D, N = (int(v) for v in size.split("x"))
-        self.draw = draw_function(impl, rewards, D, N)
+        self.draw = draw_function(impl, cell_target(rewards, D, N))
         self.n = DRAWS_PER_CALL
         self.draw(2, 0)  # compile, upload, warm
 
