@@ -62,7 +62,7 @@ def _check_tables(tables: np.ndarray, M: np.ndarray, n_factors: int, D: int) -> 
         )
 
 
-def _alias_table(weights: list[float]) -> tuple[list[float], list[int]]:
+def alias_table(weights: list[float]) -> tuple[list[float], list[int]]:
     """Vose's alias method: draw k = floor(u * K), keep it with prob[k], else take alias[k].
 
     Built once per variable in plain Python floats, so reference and Numba read the same table.
@@ -102,7 +102,7 @@ def build_adjacency(target: object) -> None:
     alias: list[int] = []
     for lst in lists:
         if lst:
-            p, q = _alias_table([Ml[f] for f, _, _ in lst])
+            p, q = alias_table([Ml[f] for f, _, _ in lst])
             prob += p
             alias += q
     derived = {

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from implementations.gumbel.reference import trunc_gumbel_from_exponential
+from implementations.shared.reference import trunc_gumbel_from_exponential
 
 #: Frontier states (see the module docstring); the compiled searches use the same codes.
 MAX_AT, MAX, BELOW = 0, 1, 2

@@ -18,8 +18,8 @@ import numpy as np
 from numba import njit
 
 from implementations.astar import audit
-from implementations.astar.box_fast import _grow, _log_mass, _longest_side, _sample_in
-from implementations.gumbel.fast import _heap_pop, _heap_push, _trunc_gumbel
+from implementations.astar.box_fast import grow, log_mass, longest_side, sample_in
+from implementations.shared.fast import heap_pop, heap_push, trunc_gumbel_from_exponential
 
 MAX_AT, MAX, BELOW = audit.MAX_AT, audit.MAX, audit.BELOW
 
@@ -32,7 +32,7 @@ def front_add(fr, size, k, lo, hi, x, v, state):
     """Frontier row ``size`` of draw k (the array grown when full); returns the array and the
     new size."""
     if size == fr.shape[0]:
-        fr = _grow(fr)
+        fr = grow(fr)
     d = lo.size
     fr[size, 0] = k
     fr[size, 1 : 1 + d] = lo
@@ -47,7 +47,7 @@ def front_add(fr, size, k, lo, hi, x, v, state):
 def bound_add(bl, size, k, lo, hi, m):
     """Bound-report row ``size``: draw k's bound m on [lo, hi]."""
     if size == bl.shape[0]:
-        bl = _grow(bl)
+        bl = grow(bl)
     d = lo.size
     bl[size, 0] = k
     bl[size, 1 : 1 + d] = lo
@@ -61,11 +61,11 @@ def _push(nodes, neg, seq, heap, used, hsize, lo, hi, x, v, state, priority):
     """Node ``used`` (a frontier row) into the continuation's heap by -priority, then by push
     order, as the reference's heapq tuples order them."""
     if used == nodes.shape[0]:
-        nodes, neg, seq, heap = _grow(nodes), _grow(neg), _grow(seq), _grow(heap)
+        nodes, neg, seq, heap = grow(nodes), grow(neg), grow(seq), grow(heap)
     nodes, _ = front_add(nodes, used, 0, lo, hi, x, v, state)
     neg[used] = -priority
     seq[used] = used
-    hsize = _heap_push(heap, hsize, neg, seq, used)
+    hsize = heap_push(heap, hsize, neg, seq, used)
     return nodes, neg, seq, heap, used + 1, hsize
 
 
@@ -92,7 +92,7 @@ def complete(fr, start, stop, lower, box_lo, proposal, data, log_lik, bound, rng
         x[:] = fr[i, 1 + 2 * d : 1 + 3 * d]
         v = fr[i, 1 + 3 * d]
         state = int(fr[i, 2 + 3 * d])
-        if state == BELOW and _log_mass(proposal, box_lo, lo, hi) == -math.inf:
+        if state == BELOW and log_mass(proposal, box_lo, lo, hi) == -math.inf:
             continue
         m = bound(lo, hi, data)
         bnd += 1
@@ -105,7 +105,7 @@ def complete(fr, start, stop, lower, box_lo, proposal, data, log_lik, bound, rng
         if expanded == cap:
             capped = True
             break
-        p, hsize = _heap_pop(heap, hsize, neg, seq)
+        p, hsize = heap_pop(heap, hsize, neg, seq)
         expanded += 1
         lo[:] = nodes[p, 1 : 1 + d]
         hi[:] = nodes[p, 1 + d : 1 + 2 * d]
@@ -113,14 +113,16 @@ def complete(fr, start, stop, lower, box_lo, proposal, data, log_lik, bound, rng
         v = nodes[p, 1 + 3 * d]
         state = int(nodes[p, 2 + 3 * d])
         if state == BELOW:  # the largest point left in the box: TruncGumbel(log nu, v)
-            v = _trunc_gumbel(_log_mass(proposal, box_lo, lo, hi), v, rng.standard_exponential())
+            v = trunc_gumbel_from_exponential(
+                log_mass(proposal, box_lo, lo, hi), v, rng.standard_exponential()
+            )
         if state != MAX_AT:
-            _sample_in(proposal, lo, hi, rng, x)
+            sample_in(proposal, lo, hi, rng, x)
         lb = v + log_lik(x, data)
         lik += 1
         if best < lb:
             best = lb
-        j = _longest_side(lo, hi)
+        j = longest_side(lo, hi)
         for side in range(2):
             c_lo[:] = lo
             c_hi[:] = hi
@@ -128,11 +130,11 @@ def complete(fr, start, stop, lower, box_lo, proposal, data, log_lik, bound, rng
                 c_hi[j] = x[j]
             else:
                 c_lo[j] = x[j]
-            c_nu = _log_mass(proposal, box_lo, c_lo, c_hi)
+            c_nu = log_mass(proposal, box_lo, c_lo, c_hi)
             if c_nu == -math.inf:
                 continue
-            g_c = _trunc_gumbel(c_nu, v, rng.standard_exponential())
-            _sample_in(proposal, c_lo, c_hi, rng, x_c)
+            g_c = trunc_gumbel_from_exponential(c_nu, v, rng.standard_exponential())
+            sample_in(proposal, c_lo, c_hi, rng, x_c)
             m_c = bound(c_lo, c_hi, data)
             bnd += 1
             if best < g_c + m_c:

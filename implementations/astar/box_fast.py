@@ -61,7 +61,7 @@ def _normal_inside(a, b, u):
 
 
 @njit(cache=False)
-def _log_mass(proposal, origin, lo, hi):
+def log_mass(proposal, origin, lo, hi):
     total = 0.0
     for j in range(lo.size):
         code, a, b = int(proposal[j, 0]), proposal[j, 1], proposal[j, 2]
@@ -77,7 +77,7 @@ def _log_mass(proposal, origin, lo, hi):
 
 
 @njit(cache=False)
-def _sample_1d(proposal, lo, hi, j, u):
+def sample_1d(proposal, lo, hi, j, u):
     code, a, b = int(proposal[j, 0]), proposal[j, 1], proposal[j, 2]
     if code == 0:
         return a + b * _normal_inside((lo[j] - a) / b, (hi[j] - a) / b, u)
@@ -87,13 +87,13 @@ def _sample_1d(proposal, lo, hi, j, u):
 
 
 @njit(cache=False)
-def _sample_in(proposal, lo, hi, rng, out):
+def sample_in(proposal, lo, hi, rng, out):
     for j in range(lo.size):
-        out[j] = _sample_1d(proposal, lo, hi, j, rng.random())
+        out[j] = sample_1d(proposal, lo, hi, j, rng.random())
 
 
 @njit(cache=False)
-def _longest_side(lo, hi):
+def longest_side(lo, hi):
     """The side a box splits along: the longest, the first of ties (the reference's argmax)."""
     j = 0
     for i in range(1, lo.size):
@@ -103,7 +103,7 @@ def _longest_side(lo, hi):
 
 
 @njit(cache=False)
-def _grow(a):
+def grow(a):
     """``a`` with twice the rows (1-D or 2-D), its rows kept."""
     out = np.empty((2 * a.shape[0],) + a.shape[1:], dtype=a.dtype)  # noqa: RUF005 (Numba)
     out[: a.shape[0]] = a

@@ -27,22 +27,21 @@ from harness.targets.box_probes import compiled
 from implementations.astar import audit_fast as af
 from implementations.astar import reference
 from implementations.astar.audit import audit_generator
-from implementations.astar.box_fast import (
-    _grow,
-    _log_mass,
-    _longest_side,
-    _sample_1d,
-    _sample_in,
+from implementations.astar.box_fast import grow, log_mass, longest_side, sample_1d, sample_in
+from implementations.shared.fast import (
+    heap_pop,
+    heap_push,
+    log_or_minus_inf,
+    poisson_count,
+    trunc_gumbel_from_exponential,
 )
-from implementations.gumbel.fast import _heap_pop, _heap_push, _log, _trunc_gumbel
-from implementations.minibatch_gibbs.fast import _poisson_count
 
-#: ``reference._share`` compiled from its own source (plain arithmetic, no NumPy calls).
-_share = njit(cache=False)(reference._share)
+#: ``reference.share`` compiled from its own source (plain arithmetic, no NumPy calls).
+_share = njit(cache=False)(reference.share)
 
 
 @njit(cache=False)
-def _audit_arrays(n, d, audit, report):
+def audit_arrays(n, d, audit, report):
     """The bound report's per-draw gaps and its rows, and the frontier rows (audit_fast's
     layouts)."""
     gaps = np.full(n, -math.inf)
@@ -60,7 +59,7 @@ def astar_kernel(
     gumbels = np.empty(n)
     liks = np.zeros(n, dtype=np.int64)
     bnds = np.zeros(n, dtype=np.int64)
-    gaps, bl, fr = _audit_arrays(n, d, audit, report)
+    gaps, bl, fr = audit_arrays(n, d, audit, report)
     bl_size = fr_size = 0
     # The bound partition, a binary tree (reference.Box): box b has the proposal mass t_nu[b],
     # the bound t_m[b] (its own once t_own[b]) and the children t_kid[b], t_kid[b] + 1 (-1: a
@@ -83,7 +82,7 @@ def astar_kernel(
     heap = np.empty(cap, dtype=np.int64)
     best = np.empty(d)
     x_k = np.empty(d)
-    log_root = _log_mass(proposal, box_lo, box_lo, box_hi)  # the same root for every draw
+    log_root = log_mass(proposal, box_lo, box_lo, box_hi)  # the same root for every draw
     for k in range(n):
         fresh = boxes == 0 or not reuse
         if fresh:
@@ -92,9 +91,9 @@ def astar_kernel(
             t_nu[0] = log_root
             t_kid[0] = -1
             boxes = 1
-        g_[0] = log_root - _log(rng.standard_exponential())
+        g_[0] = log_root - log_or_minus_inf(rng.standard_exponential())
         if t_kid[0] < 0:
-            _sample_in(proposal, box_lo, box_hi, rng, x_[0])
+            sample_in(proposal, box_lo, box_hi, rng, x_[0])
         if fresh:
             t_m[0] = bound(box_lo, box_hi, data)
             t_own[0] = True
@@ -104,11 +103,11 @@ def astar_kernel(
         b_[0] = 0
         neg[0] = -(g_[0] + t_m[0])
         seq[0] = 0
-        size = _heap_push(heap, 0, neg, seq, 0)
+        size = heap_push(heap, 0, neg, seq, 0)
         used = 1
         lower = -math.inf
         while size > 0 and lower < -neg[heap[0]]:
-            p, size = _heap_pop(heap, size, neg, seq)
+            p, size = heap_pop(heap, size, neg, seq)
             b = b_[p]
             g = g_[p]
             left = t_kid[b]
@@ -124,10 +123,12 @@ def astar_kernel(
                     best[:] = x_[p]
                 if extra_draws > 0.0:
                     if lower < g + t_m[b]:
-                        count = _poisson_count(rng, extra_draws)
+                        count = poisson_count(extra_draws, rng)
                         while count > 0 and lower < g + t_m[b]:
-                            g = _trunc_gumbel(t_nu[b], g, rng.standard_exponential())
-                            _sample_in(proposal, t_lo[b], t_hi[b], rng, x_k)
+                            g = trunc_gumbel_from_exponential(
+                                t_nu[b], g, rng.standard_exponential()
+                            )
+                            sample_in(proposal, t_lo[b], t_hi[b], rng, x_k)
                             o = log_lik(x_k, data)
                             if report:
                                 gaps[k] = max(gaps[k], af.excess(o, t_m[b]))
@@ -145,12 +146,12 @@ def astar_kernel(
                         continue  # the rest of box b cannot beat LB
                 if boxes + 2 > tcap:
                     tcap *= 2
-                    t_lo, t_hi, t_nu, t_m = _grow(t_lo), _grow(t_hi), _grow(t_nu), _grow(t_m)
-                    t_own, t_kid = _grow(t_own), _grow(t_kid)
+                    t_lo, t_hi, t_nu, t_m = grow(t_lo), grow(t_hi), grow(t_nu), grow(t_m)
+                    t_own, t_kid = grow(t_own), grow(t_kid)
                 left = boxes
                 boxes += 2
                 t_kid[b] = left
-                j = _longest_side(t_lo[b], t_hi[b])
+                j = longest_side(t_lo[b], t_hi[b])
                 for c in range(left, left + 2):
                     t_lo[c] = t_lo[b]
                     t_hi[c] = t_hi[b]
@@ -160,7 +161,7 @@ def astar_kernel(
                 t_hi[left, j] = x_[p, j]
                 t_lo[left + 1, j] = x_[p, j]
                 for c in range(left, left + 2):
-                    t_nu[c] = _log_mass(proposal, box_lo, t_lo[c], t_hi[c])
+                    t_nu[c] = log_mass(proposal, box_lo, t_lo[c], t_hi[c])
             elif rng.random() < _share(t_nu[left], t_nu[left + 1]):  # split in an earlier draw
                 heir = left
             else:
@@ -170,15 +171,15 @@ def astar_kernel(
                     continue
                 if used + 1 >= cap:
                     cap *= 2
-                    neg, seq, g_, x_ = _grow(neg), _grow(seq), _grow(g_), _grow(x_)
-                    b_, heap = _grow(b_), _grow(heap)
+                    neg, seq, g_, x_ = grow(neg), grow(seq), grow(g_), grow(x_)
+                    b_, heap = grow(b_), grow(heap)
                 s = used
                 if c == heir:
                     g_[s] = g
                 else:
-                    g_[s] = _trunc_gumbel(t_nu[c], g, rng.standard_exponential())
+                    g_[s] = trunc_gumbel_from_exponential(t_nu[c], g, rng.standard_exponential())
                 if t_kid[c] < 0:
-                    _sample_in(proposal, t_lo[c], t_hi[c], rng, x_[s])
+                    sample_in(proposal, t_lo[c], t_hi[c], rng, x_[s])
                 if lower < g_[s] + t_m[c] and not t_own[c]:  # the inherited bound may prune c
                     t_m[c] = bound(t_lo[c], t_hi[c], data)
                     t_own[c] = True
@@ -189,7 +190,7 @@ def astar_kernel(
                     b_[s] = c
                     neg[s] = -(g_[s] + t_m[c])
                     seq[s] = s
-                    size = _heap_push(heap, size, neg, seq, s)
+                    size = heap_push(heap, size, neg, seq, s)
                     used += 1
                 elif audit:
                     state = af.MAX_AT if t_kid[c] < 0 else af.MAX
@@ -212,7 +213,7 @@ def drill_down_kernel(box_lo, box_hi, proposal, data, log_lik, bound, mode, audi
     gumbels = np.empty(n)
     liks = np.zeros(n, dtype=np.int64)
     bnds = np.zeros(n, dtype=np.int64)
-    gaps, bl, fr = _audit_arrays(n, 1, audit, report)
+    gaps, bl, fr = audit_arrays(n, 1, audit, report)
     bl_size = fr_size = 0
     lo = np.empty(1)
     hi = np.empty(1)
@@ -220,11 +221,11 @@ def drill_down_kernel(box_lo, box_hi, proposal, data, log_lik, bound, mode, audi
     away_hi = np.empty(1)
     x = np.empty(1)
     best = np.empty(1)
-    log_root = _log_mass(proposal, box_lo, box_lo, box_hi)
+    log_root = log_mass(proposal, box_lo, box_lo, box_hi)
     for k in range(n):
         lo[0], hi[0] = box_lo[0], box_hi[0]
-        g = log_root - _log(rng.standard_exponential())
-        _sample_in(proposal, lo, hi, rng, x)
+        g = log_root - log_or_minus_inf(rng.standard_exponential())
+        sample_in(proposal, lo, hi, rng, x)
         lower = g + log_lik(x, data)
         best[0] = x[0]
         liks[k] = 1
@@ -236,11 +237,11 @@ def drill_down_kernel(box_lo, box_hi, proposal, data, log_lik, bound, mode, audi
                 lo[0] = away_hi[0] = x[0]
             if audit:  # the side away from the mode: its points lie below g
                 fr, fr_size = af.front_add(fr, fr_size, k, away_lo, away_hi, x, g, af.BELOW)
-            log_c = _log_mass(proposal, box_lo, lo, hi)
+            log_c = log_mass(proposal, box_lo, lo, hi)
             if log_c == -math.inf:
                 break
-            g = _trunc_gumbel(log_c, g, rng.standard_exponential())
-            _sample_in(proposal, lo, hi, rng, x)
+            g = trunc_gumbel_from_exponential(log_c, g, rng.standard_exponential())
+            sample_in(proposal, lo, hi, rng, x)
             bnds[k] += 1
             m = bound(lo, hi, data)
             if report:
@@ -271,7 +272,7 @@ def os_star_kernel(
     gumbels = np.empty(n)
     liks = np.zeros(n, dtype=np.int64)
     bnds = np.zeros(n, dtype=np.int64)
-    gaps, bl, _ = _audit_arrays(n, d, False, report)
+    gaps, bl, _ = audit_arrays(n, d, False, report)
     bl_size = 0
     cap = 64
     p_lo = np.empty((cap, d))
@@ -280,7 +281,7 @@ def os_star_kernel(
     m_ = np.empty(cap)
     cum = np.empty(cap)
     x = np.empty(d)
-    log_root = _log_mass(proposal, box_lo, box_lo, box_hi)
+    log_root = log_mass(proposal, box_lo, box_lo, box_hi)
     size = 0
     for k in range(n):
         if size == 0 or not reuse:  # the pieces restart from the box, or persist (reuse)
@@ -308,7 +309,7 @@ def os_star_kernel(
                     j = i
                     break
             time += rng.standard_exponential() * math.exp(-(top + math.log(cum[size - 1])))
-            _sample_in(proposal, p_lo[j], p_hi[j], rng, x)
+            sample_in(proposal, p_lo[j], p_hi[j], rng, x)
             liks[k] += 1
             o = log_lik(x, data)
             if report:
@@ -327,26 +328,26 @@ def os_star_kernel(
                     elif strategy != 2 and log_nu[i] + m_[i] > log_nu[j] + m_[j]:
                         j = i
                 if strategy == 4:  # a fresh point of the piece, else its median
-                    _sample_in(proposal, p_lo[j], p_hi[j], rng, x)
+                    sample_in(proposal, p_lo[j], p_hi[j], rng, x)
                 else:
                     for i in range(d):
-                        x[i] = _sample_1d(proposal, p_lo[j], p_hi[j], i, 0.5)
+                        x[i] = sample_1d(proposal, p_lo[j], p_hi[j], i, 0.5)
             if size + 1 >= cap:
                 cap *= 2
-                p_lo, p_hi, log_nu, m_ = _grow(p_lo), _grow(p_hi), _grow(log_nu), _grow(m_)
-                cum = _grow(cum)
+                p_lo, p_hi, log_nu, m_ = grow(p_lo), grow(p_hi), grow(log_nu), grow(m_)
+                cum = grow(cum)
             # Children replace piece j in place, the later pieces move up one (the reference's
             # list order, which the pick's running sum follows).
             for i in range(size - 1, j, -1):
                 p_lo[i + 1], p_hi[i + 1] = p_lo[i], p_hi[i]
                 log_nu[i + 1], m_[i + 1] = log_nu[i], m_[i]
-            s = _longest_side(p_lo[j], p_hi[j])
+            s = longest_side(p_lo[j], p_hi[j])
             p_lo[j + 1] = p_lo[j]
             p_hi[j + 1] = p_hi[j]
             p_hi[j, s] = x[s]
             p_lo[j + 1, s] = x[s]
             for c in (j, j + 1):
-                log_nu[c] = _log_mass(proposal, box_lo, p_lo[c], p_hi[c])
+                log_nu[c] = log_mass(proposal, box_lo, p_lo[c], p_hi[c])
                 m_[c] = bound(p_lo[c], p_hi[c], data)
                 if report:
                     bl, bl_size = af.bound_add(bl, bl_size, k, p_lo[c], p_hi[c], m_[c])
@@ -360,7 +361,7 @@ def rejection_kernel(box_lo, box_hi, proposal, data, log_lik, bound, report, n, 
     d = box_lo.size
     values = np.empty((n, d))
     liks = np.zeros(n, dtype=np.int64)
-    gaps, bl, _ = _audit_arrays(n, d, False, report)
+    gaps, bl, _ = audit_arrays(n, d, False, report)
     bl_size = 0
     m = bound(box_lo, box_hi, data)
     if report:
@@ -368,7 +369,7 @@ def rejection_kernel(box_lo, box_hi, proposal, data, log_lik, bound, report, n, 
     x = np.empty(d)
     for k in range(n):
         while True:
-            _sample_in(proposal, box_lo, box_hi, rng, x)
+            sample_in(proposal, box_lo, box_hi, rng, x)
             liks[k] += 1
             o = log_lik(x, data)
             if report:
@@ -388,7 +389,7 @@ _CALLS = {
 
 
 @functools.lru_cache(maxsize=64)
-def _compiled(fn: Callable, role: str = "log_lik") -> Callable:
+def compiled_guarded(fn: Callable, role: str = "log_lik") -> Callable:
     """The Numba version of a target's ``log_lik`` (``role``), ``bound`` or ``log_lik_grad``,
     compiled once, that stops the draw with a ValueError when the user's function returns NaN
     or +inf: a NaN compares false everywhere, so a search would otherwise loop forever. The
@@ -409,7 +410,7 @@ def _compiled(fn: Callable, role: str = "log_lik") -> Callable:
     return checked
 
 
-def _args(target) -> tuple:
+def kernel_args(target) -> tuple:
     if target.numba_problem:
         raise ValueError(
             f"target {target.name!r} is invalid for the numba implementation: "
@@ -420,8 +421,8 @@ def _args(target) -> tuple:
         target.hi,
         target.proposal,
         target.data,
-        _compiled(target.log_lik),
-        _compiled(target.bound, "bound"),
+        compiled_guarded(target.log_lik),
+        compiled_guarded(target.bound, "bound"),
     )
 
 
@@ -453,7 +454,7 @@ def astar(
     audit: bool = False,
     report_bounds: bool = False,
 ) -> Draws:
-    args = _args(target)
+    args = kernel_args(target)
     arng = audit_generator(rng) if audit else None
     flags = (float(extra_draws), bool(reuse), bool(audit), bool(report_bounds))
     return _audited(target, args, arng, bool(report_bounds), astar_kernel(*args, *flags, n, rng))
@@ -462,7 +463,7 @@ def astar(
 def drill_down(
     target, n: int, rng: np.random.Generator, audit: bool = False, report_bounds: bool = False
 ) -> Draws:
-    args = _args(target)
+    args = kernel_args(target)
     arng = audit_generator(rng) if audit else None
     flags = (float(target.mode), bool(audit), bool(report_bounds))
     kernel = drill_down_kernel(*args, *flags, n, rng)
@@ -479,7 +480,7 @@ def os_star(
     report_bounds: bool = False,
 ) -> Draws:
     report = bool(report_bounds)
-    args = _args(target)
+    args = kernel_args(target)
     values, gumbels, liks, bnds, gaps, bl, bl_size = os_star_kernel(
         *args, int(strategy), float(refine_prob), bool(reuse), report, n, rng
     )
@@ -489,7 +490,7 @@ def os_star(
 
 def rejection(target, n: int, rng: np.random.Generator, report_bounds: bool = False) -> Draws:
     report = bool(report_bounds)
-    args = _args(target)
+    args = kernel_args(target)
     values, liks, gaps, bl, bl_size = rejection_kernel(*args, report, n, rng)
     bnds = np.zeros(n, np.int64)
     bnds[0] = 1

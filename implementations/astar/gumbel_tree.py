@@ -66,7 +66,7 @@ def tree_full(fl: np.ndarray, meta: np.ndarray) -> bool:
     return meta[FREE] == 0 and meta[USED] == fl.shape[0]
 
 
-def _lse(x: float, y: float) -> float:
+def lse(x: float, y: float) -> float:
     """log(exp(x) + exp(y)), exact for -inf."""
     top = max(x, y)
     if top == -math.inf:
@@ -92,8 +92,8 @@ def _pull(fl: np.ndarray, it: np.ndarray, t: int) -> None:
     alike)."""
     left, right = it[t, LEFT], it[t, RIGHT]
     own_a = fl[t, A]
-    fl[t, SUM_A] = _lse(_lse(_sum(fl, left, SUM_A), own_a), _sum(fl, right, SUM_A))
-    fl[t, SUM_C] = _lse(_lse(_sum(fl, left, SUM_C), fl[t, C]), _sum(fl, right, SUM_C))
+    fl[t, SUM_A] = lse(lse(_sum(fl, left, SUM_A), own_a), _sum(fl, right, SUM_A))
+    fl[t, SUM_C] = lse(lse(_sum(fl, left, SUM_C), fl[t, C]), _sum(fl, right, SUM_C))
 
 
 def _before(fl: np.ndarray, i: int, b: float, slot: int) -> bool:
@@ -212,29 +212,29 @@ def tree_draw(fl, it, meta, e: float, u: float) -> tuple[float, int]:
     set_a, set_c = fl[t, SUM_A], fl[t, SUM_C]  # T(g) = all keys until a b_k is found below
     while t >= 0:
         right = it[t, RIGHT]
-        after_a = _lse(acc_a, _sum(fl, right, SUM_A))
-        after_c = _lse(acc_c, _sum(fl, right, SUM_C))
+        after_a = lse(acc_a, _sum(fl, right, SUM_A))
+        after_c = lse(acc_c, _sum(fl, right, SUM_C))
         log_u = _exp(after_c) - _exp(after_a - fl[t, B])
         if log_u <= log_s:  # U(b_t) <= s: v lies above b_t
             set_a, set_c = after_a, after_c
             t = right
         else:
-            acc_a = _lse(after_a, fl[t, A])
-            acc_c = _lse(after_c, fl[t, C])
+            acc_a = lse(after_a, fl[t, A])
+            acc_c = lse(after_c, fl[t, C])
             t = it[t, LEFT]
     # Eq. 7: exp(-v) sum exp(a_j) = sum exp(a_j - b_j) - log s over the keys above v.
     # e = 0 or u = 0 (probability 2^-53 each) would be log 0: Python raises, Numba gives -inf.
-    v = set_a - _lse(set_c, math.log(e) if e > 0.0 else -math.inf)
+    v = set_a - lse(set_c, math.log(e) if e > 0.0 else -math.inf)
     target = (math.log(u) if u > 0.0 else -math.inf) + set_a
     t = meta[ROOT]
     acc = -math.inf
     while True:
         right = it[t, RIGHT]
-        with_right = _lse(acc, _sum(fl, right, SUM_A))
+        with_right = lse(acc, _sum(fl, right, SUM_A))
         if right >= 0 and target < with_right:
             t = right
             continue
-        acc = _lse(with_right, fl[t, A])
+        acc = lse(with_right, fl[t, A])
         left = it[t, LEFT]
         if target < acc or left < 0:
             return v, t

@@ -17,41 +17,33 @@ from harness.spec import Draws
 from implementations.astar import audit_fast as af
 from implementations.astar import gumbel_tree, pm_reference
 from implementations.astar.audit import audit_generator
-from implementations.astar.box_fast import _grow, _log_mass, _longest_side, _sample_in
-from implementations.astar.fast import _args, _audit_arrays, _compiled
-from implementations.gumbel.fast import _heap_pop, _heap_push, _log, _trunc_gumbel
+from implementations.astar.box_fast import grow, log_mass, longest_side, sample_in
+from implementations.astar.fast import audit_arrays, compiled_guarded, kernel_args
+from implementations.shared.fast import (
+    heap_pop,
+    heap_push,
+    log_or_minus_inf,
+    trunc_gumbel_from_exponential,
+)
 
 
-def _compile_module(module, names: tuple[str, ...]) -> types.SimpleNamespace:
-    """``module``'s plain functions compiled from their own source, each calling the others'
+def _compile_module(module) -> types.SimpleNamespace:
+    """Every function ``module`` defines, compiled from its own source, each calling the others'
     compiled versions (the reference runs the same source uncompiled)."""
     namespace = dict(vars(module))
+    names = [
+        name
+        for name, fn in vars(module).items()
+        if isinstance(fn, types.FunctionType) and fn.__module__ == module.__name__
+    ]
     for name in names:
-        fn = getattr(module, name)
+        fn = namespace[name]
         plain = types.FunctionType(fn.__code__, namespace, name, fn.__defaults__)
         namespace[name] = njit(cache=False)(plain)
     return types.SimpleNamespace(**{name: namespace[name] for name in names})
 
 
-tree = _compile_module(
-    gumbel_tree,
-    (
-        "_lse",
-        "_exp",
-        "_sum",
-        "_pull",
-        "_before",
-        "_split",
-        "_merge",
-        "tree_new",
-        "tree_grow",
-        "tree_full",
-        "tree_insert",
-        "tree_delete",
-        "tree_draw",
-        "draw_linear",
-    ),
-)
+tree = _compile_module(gumbel_tree)
 _tree_new, _tree_grow, _tree_full = tree.tree_new, tree.tree_grow, tree.tree_full
 _tree_insert, _tree_delete, _tree_draw = tree.tree_insert, tree.tree_delete, tree.tree_draw
 _draw_linear = tree.draw_linear
@@ -80,7 +72,7 @@ def _no_grad(x, data, grad):  # pragma: no cover - compiled
     return 0.0
 
 
-_LSE = tree._lse
+_LSE = tree.lse
 
 
 @njit(cache=False)
@@ -115,7 +107,7 @@ def pm_search_kernel(
     expanded = np.zeros(n, dtype=np.int64)
     exact = np.zeros(n, dtype=np.bool_)
     traces = np.full((n, horizon), np.nan)
-    gaps, bl, fr = _audit_arrays(n, box_lo.size, audit, report)
+    gaps, bl, fr = audit_arrays(n, box_lo.size, audit, report)
     bl_size = fr_size = 0
     pm = select == 0
     if not pm:
@@ -149,9 +141,9 @@ def pm_search_kernel(
         bnds[k] += 1
         if report:
             bl, bl_size = af.bound_add(bl, bl_size, k, box_lo, box_hi, m_all)
-        log_nu = _log_mass(proposal, box_lo, box_lo, box_hi)
-        g = log_nu - _log(rng.standard_exponential())
-        _sample_in(proposal, box_lo, box_hi, rng, x_c)
+        log_nu = log_mass(proposal, box_lo, box_lo, box_hi)
+        g = log_nu - log_or_minus_inf(rng.standard_exponential())
+        sample_in(proposal, box_lo, box_hi, rng, x_c)
         y = log_lik(x_c, data)
         if report:
             gaps[k] = max(gaps[k], af.excess(y, m_all))
@@ -171,7 +163,7 @@ def pm_search_kernel(
             if root or side < 2:
                 if not root:
                     # Child ``side`` of region ``parent``, split at its point.
-                    s = _longest_side(r_lo[parent], r_hi[parent])
+                    s = longest_side(r_lo[parent], r_hi[parent])
                     c_lo[:] = r_lo[parent]
                     c_hi[:] = r_hi[parent]
                     if side == 0:
@@ -179,11 +171,13 @@ def pm_search_kernel(
                     else:
                         c_lo[s] = r_x[parent, s]
                     side += 1
-                    c_nu = _log_mass(proposal, box_lo, c_lo, c_hi)
+                    c_nu = log_mass(proposal, box_lo, c_lo, c_hi)
                     if c_nu == -math.inf:
                         continue
-                    g_c = _trunc_gumbel(c_nu, r_g[parent], rng.standard_exponential())
-                    _sample_in(proposal, c_lo, c_hi, rng, x_c)
+                    g_c = trunc_gumbel_from_exponential(
+                        c_nu, r_g[parent], rng.standard_exponential()
+                    )
+                    sample_in(proposal, c_lo, c_hi, rng, x_c)
                     y_c = log_lik(x_c, data)
                     liks[k] += 1
                     if best_g < g_c + y_c:
@@ -206,9 +200,9 @@ def pm_search_kernel(
                 # add(region): arrays, heap, particles
                 if used == cap:
                     cap *= 2
-                    r_lo, r_hi, r_x, r_slots = _grow(r_lo), _grow(r_hi), _grow(r_x), _grow(r_slots)
-                    r_nu, r_g, r_m = _grow(r_nu), _grow(r_g), _grow(r_m)
-                    r_alive, neg, seq, heap = _grow(r_alive), _grow(neg), _grow(seq), _grow(heap)
+                    r_lo, r_hi, r_x, r_slots = grow(r_lo), grow(r_hi), grow(r_x), grow(r_slots)
+                    r_nu, r_g, r_m = grow(r_nu), grow(r_g), grow(r_m)
+                    r_alive, neg, seq, heap = grow(r_alive), grow(neg), grow(seq), grow(heap)
                 r = used
                 used += 1
                 r_lo[r] = c_lo
@@ -244,7 +238,7 @@ def pm_search_kernel(
                             log_ws[i] = log_ws[i] - total
                     else:
                         for i in range(1, particles):
-                            _sample_in(proposal, c_lo, c_hi, rng, x_p)
+                            sample_in(proposal, c_lo, c_hi, rng, x_p)
                             ys[i] = log_lik(x_p, data)
                             liks[k] += 1
                         for i in range(particles):
@@ -267,7 +261,7 @@ def pm_search_kernel(
                         )
                 neg[r] = -(g_c + m_c)
                 seq[r] = r
-                size = _heap_push(heap, size, neg, seq, r)
+                size = heap_push(heap, size, neg, seq, r)
                 root = False
                 continue
             # Both children of ``parent`` are done (or the root was added): one expansion ends.
@@ -279,7 +273,7 @@ def pm_search_kernel(
             picked = -1
             while picked < 0:
                 while size > 0 and not r_alive[heap[0]]:
-                    _, size = _heap_pop(heap, size, neg, seq)
+                    _, size = heap_pop(heap, size, neg, seq)
                 if size == 0 or best_g >= -neg[heap[0]]:
                     exact[k] = True
                     break
@@ -289,7 +283,7 @@ def pm_search_kernel(
                     _, slot = _tree_draw(fl, it, meta, rng.standard_exponential(), rng.random())
                     r = it[slot, _OWNER]
                 else:
-                    r, size = _heap_pop(heap, size, neg, seq)
+                    r, size = heap_pop(heap, size, neg, seq)
                 r_alive[r] = False
                 if pm:
                     for i in range(particles):
@@ -331,9 +325,11 @@ def pm_search(
     report_bounds: bool = False,
 ) -> Draws:
     grad = (
-        _no_grad if target.log_lik_grad is None else _compiled(target.log_lik_grad, "log_lik_grad")
+        _no_grad
+        if target.log_lik_grad is None
+        else compiled_guarded(target.log_lik_grad, "log_lik_grad")
     )
-    args = _args(target)
+    args = kernel_args(target)
     arng = audit_generator(rng) if audit else None
     (values, gumbels, liks, bnds, expanded, exact, traces), rows = pm_search_kernel(
         *args,

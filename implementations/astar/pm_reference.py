@@ -12,8 +12,9 @@ import numpy as np
 
 from harness.spec import Draws
 from implementations.astar import gumbel_tree as gt
-from implementations.astar.audit import BELOW, SearchLog
-from implementations.astar.reference import _gumbel, _packed, _split
+from implementations.astar.audit import BELOW, SearchLog, split
+from implementations.astar.reference import pack_search
+from implementations.shared.reference import gumbel_below
 
 #: How the next region is picked (004_b270422b62f00607.txt): probability matching on
 #: Monte-Carlo estimates (Alg. 1, Eq. 4), the largest Gumbel (A* without a bound, Alg. 3), or the
@@ -52,7 +53,7 @@ def trajectory(target, lo, hi, x, y, points: int, step: float):
         log_q.append(target.log_proposal(x_t))
     total = -math.inf
     for lq in log_q:
-        total = gt._lse(total, lq)
+        total = gt.lse(total, lq)
     return ys, [lq - total for lq in log_q], lik
 
 
@@ -115,7 +116,7 @@ def pm_search_one(
     bnd += 1
     log.bound(lo, hi, m_all)
     log_nu = target.log_mass(lo, hi)
-    g = _gumbel(log_nu, math.inf, rng)
+    g = gumbel_below(log_nu, math.inf, rng.standard_exponential())
     x = target.sample_in(lo, hi, rng.random(d))
     y = target.o(x)
     log.point(y, m_all)
@@ -184,11 +185,11 @@ def pm_search_one(
         if best_g >= g + m:
             log.left(s_lo, s_hi, g, None, BELOW)
             continue  # S was beaten after it was made: nothing in it can win
-        for c_lo, c_hi in _split(s_lo, s_hi, x):
+        for c_lo, c_hi in split(s_lo, s_hi, x):
             c_nu = target.log_mass(c_lo, c_hi)
             if c_nu == -math.inf:
                 continue  # C is empty
-            g_c = _gumbel(c_nu, g, rng)
+            g_c = gumbel_below(c_nu, g, rng.standard_exponential())
             x_c = target.sample_in(c_lo, c_hi, rng.random(d))
             y_c = target.o(x_c)
             lik += 1
@@ -247,7 +248,7 @@ def pm_search(
 def search_draws(target, values, gumbels, liks, bnds, expanded, exact, traces) -> Draws:
     """The searches' outputs as both builds return them: the draws, their Gumbel values and
     costs, then expansions, exact stops and (with a horizon) the traces."""
-    draws = _packed(target, values, gumbels, liks, bnds)
+    draws = pack_search(target, values, gumbels, liks, bnds)
     draws.extras.update({"expanded": expanded, "exact_stop": exact})
     if traces.shape[1]:
         draws.extras["trace"] = traces

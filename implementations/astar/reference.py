@@ -25,25 +25,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.spec import Draws
-from implementations.astar.audit import BELOW, MAX, MAX_AT, SearchLog
-from implementations.astar.audit import split as _split
-from implementations.gumbel.reference import trunc_gumbel_from_exponential
-from implementations.minibatch_gibbs.reference import poisson_count
+from implementations.astar.audit import BELOW, MAX, MAX_AT, SearchLog, split
+from implementations.shared.reference import gumbel_below, poisson_count
 
 
 def _node(target, lo, hi, upper: float, rng: np.random.Generator) -> tuple[float, np.ndarray]:
     """G ~ TruncGumbel(log nu(B), upper) (Gumbel(log nu(B)) when upper = inf) and X ~ nu(. | B)
     (001, Alg. 1 and 2)."""
-    log_nu = target.log_mass(lo, hi)
-    e = rng.standard_exponential()
-    if upper == math.inf:
-        g = log_nu - math.log(e)
-    else:
-        g = trunc_gumbel_from_exponential(log_nu, upper, e)
+    g = gumbel_below(target.log_mass(lo, hi), upper, rng.standard_exponential())
     return g, target.sample_in(lo, hi, rng.random(target.d))
 
 
-def _share(log_a: float, log_b: float) -> float:
+def share(log_a: float, log_b: float) -> float:
     """nu(A) / (nu(A) + nu(B)) from log nu(A) and log nu(B), without overflow (0 when A is empty,
     1 when B is)."""
     diff = log_b - log_a
@@ -68,14 +61,6 @@ class Box:
     m: float
     own: bool = False
     children: tuple[Box, Box] | None = None
-
-
-def _gumbel(log_nu: float, upper: float, rng: np.random.Generator) -> float:
-    """Gumbel(log_nu) truncated below ``upper`` (untruncated when upper = inf), one Exp(1)."""
-    e = rng.standard_exponential()
-    if upper == math.inf:
-        return log_nu - math.log(e)
-    return trunc_gumbel_from_exponential(log_nu, upper, e)
 
 
 def _location(target, box: Box, rng: np.random.Generator) -> np.ndarray | None:
@@ -122,8 +107,8 @@ def astar_one(
     The bounds are valid whatever the partition, so A* returns that process's argmax of G + o(X),
     an exact draw (001, Sec. 4). The partition carries the earlier draws' randomness into this
     draw's cost only, never into its law: given the past the draw is exact, hence independent of
-    the earlier draws. With ``root = None`` the search starts from the whole box and is exactly
-    Alg. 2 (with extra_draws = 0 it consumes the same draws as before the variants existed).
+    the earlier draws. With ``root = None`` and ``extra_draws = 0`` the search starts from the
+    whole box and is exactly Alg. 2.
 
     ``log`` (:class:`~implementations.astar.audit.SearchLog`) gets every bound computed, every
     evaluated point against its box's bound, and the frontier at the stop: the pruned children,
@@ -137,7 +122,7 @@ def astar_one(
     if fresh:
         lo, hi = target.lo.copy(), target.hi.copy()
         root = Box(lo, hi, target.log_mass(lo, hi), math.nan)
-    g = _gumbel(root.log_nu, math.inf, rng)
+    g = gumbel_below(root.log_nu, math.inf, rng.standard_exponential())
     x = _location(target, root, rng)
     if fresh:
         root.m, root.own = target.M(root.lo, root.hi), True
@@ -160,7 +145,7 @@ def astar_one(
                     for _ in range(poisson_count(extra_draws, rng)):
                         if lower >= g + box.m:
                             break
-                        g = _gumbel(box.log_nu, g, rng)
+                        g = gumbel_below(box.log_nu, g, rng.standard_exponential())
                         x_k = target.sample_in(box.lo, box.hi, rng.random(target.d))
                         o = target.o(x_k)
                         log.point(o, box.m)
@@ -173,15 +158,15 @@ def astar_one(
                     continue  # every point of B left lies below g + M(B) <= LB
             box.children = tuple(
                 Box(c_lo, c_hi, target.log_mass(c_lo, c_hi), box.m)
-                for c_lo, c_hi in _split(box.lo, box.hi, x)
+                for c_lo, c_hi in split(box.lo, box.hi, x)
             )
         else:
             left, right = box.children
-            heir = left if rng.random() < _share(left.log_nu, right.log_nu) else right
+            heir = left if rng.random() < share(left.log_nu, right.log_nu) else right
         for child in box.children:
             if child.log_nu == -math.inf:
                 continue  # C is empty
-            g_c = g if child is heir else _gumbel(child.log_nu, g, rng)
+            g_c = g if child is heir else gumbel_below(child.log_nu, g, rng.standard_exponential())
             x_c = _location(target, child, rng)
             if lower < g_c + child.m and not child.own:  # the parent's bound may prune C
                 child.m, child.own = target.M(child.lo, child.hi), True
@@ -227,7 +212,7 @@ def astar_logged(
         )
         if reuse:
             root = tree
-    return _packed(target, values, gumbels, liks, bnds, log)
+    return pack_search(target, values, gumbels, liks, bnds, log)
 
 
 def drill_down_one(
@@ -273,7 +258,7 @@ def drill_down_one(
     return best, lower, lik, bnd
 
 
-def _packed(target, values, gumbels, liks, bnds, log: SearchLog | None = None) -> Draws:
+def pack_search(target, values, gumbels, liks, bnds, log: SearchLog | None = None) -> Draws:
     """A search's outputs: the draws, their Gumbel maxima and per-draw evaluation counts, and
     the log's audit and bound-report extras."""
     extras = {"gumbel_max": gumbels, "draw_evals": liks, "bound_evals": bnds}
@@ -293,7 +278,7 @@ def drill_down(
     gumbels, liks, bnds = np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64)
     for k in range(n):
         values[k], gumbels[k], liks[k], bnds[k] = drill_down_one(target, rng, log)
-    return _packed(target, values, gumbels, liks, bnds, log)
+    return pack_search(target, values, gumbels, liks, bnds, log)
 
 
 #: OS* refinement (001, Sec. 6.4; notes-astar.md Sec. 7): 1 splits the rejected point's piece at
@@ -367,7 +352,7 @@ def os_star_one(
             x = target.sample_in(p_lo, p_hi, u)
         children = [
             (c_lo, c_hi, target.log_mass(c_lo, c_hi), target.M(c_lo, c_hi))
-            for c_lo, c_hi in _split(p_lo, p_hi, x)
+            for c_lo, c_hi in split(p_lo, p_hi, x)
         ]
         bnd += 2
         for c_lo, c_hi, _, m_c in children:
@@ -398,7 +383,7 @@ def os_star(
         )
         if reuse:
             pieces = kept
-    return _packed(target, values, gumbels, liks, bnds, log)
+    return pack_search(target, values, gumbels, liks, bnds, log)
 
 
 def rejection(target, n: int, rng: np.random.Generator, report_bounds: bool = False) -> Draws:

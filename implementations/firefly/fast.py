@@ -31,7 +31,7 @@ from harness.targets.glm_kernels import (
     log_prior_value,
 )
 from implementations.firefly.reference import MAX_SHRINKS, NO_CANDIDATE, THETA_STEPS, start
-from implementations.gumbel.fast import _log
+from implementations.shared.fast import log_or_minus_inf
 
 MH, MALA, SLICE = 0, 1, 2
 
@@ -214,7 +214,7 @@ def chain_kernel(
                 ver[p] += 1
                 for j in range(D):
                     thetas[p, j] = thetas[c, j] + step * rng.standard_normal()
-                log_u = _log(rng.random())
+                log_u = log_or_minus_inf(rng.random())
                 lp_prop = _log_density(
                     data, bounds, flymc, thetas, p, cache, arr, count, grads, q, work
                 )
@@ -233,7 +233,7 @@ def chain_kernel(
                 ver[p] += 1
                 for j in range(D):
                     thetas[p, j] = thetas[c, j] + h * g_cur[j] + step * rng.standard_normal()
-                log_u = _log(rng.random())
+                log_u = log_or_minus_inf(rng.random())
                 lp_prop = _log_density(
                     data, bounds, flymc, thetas, p, cache, arr, count, grads, q, work
                 )
@@ -286,7 +286,7 @@ def chain_kernel(
                 log_q = math.log(q_db)
                 for k in range(old):
                     n = bright_list[k]
-                    if _log(rng.random()) < log_q - log_l_tilde(ll[c, n], lb[c, n]):
+                    if log_or_minus_inf(rng.random()) < log_q - log_l_tilde(ll[c, n], lb[c, n]):
                         count = _darken(arr, tab, count, n)
                         if theta_fixed:
                             darkenings[n] += 1
@@ -296,7 +296,7 @@ def chain_kernel(
                     _evaluate(
                         data, thetas[c], c, n, ll, lb, cache[2], cache[3], ver, grads, q, work
                     )
-                    if _log(rng.random()) < log_l_tilde(ll[c, n], lb[c, n]) - log_q:
+                    if log_or_minus_inf(rng.random()) < log_l_tilde(ll[c, n], lb[c, n]) - log_q:
                         count = _brighten(arr, tab, count, n)
                     pos += 1 + _geometric_skip(q_db, rng)
             else:

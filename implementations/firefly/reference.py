@@ -42,6 +42,7 @@ import numpy as np
 
 from harness.spec import Chain
 from harness.targets.glm_kernels import log_l_tilde
+from implementations.shared.reference import log_or_minus_inf
 
 THETA_STEPS = ("mh", "mala", "slice")
 Z_UPDATES = ("implicit", "explicit")
@@ -50,11 +51,6 @@ Z_UPDATES = ("implicit", "explicit")
 MAX_SHRINKS = 200
 #: The skip that ends a sweep of dark candidates (a uniform of exactly 0).
 NO_CANDIDATE = 2**62
-
-
-def log_or_minus_inf(u: float) -> float:
-    """log(u), -inf at u = 0 (Generator.random() can return exactly 0)."""
-    return math.log(u) if u > 0.0 else -math.inf
 
 
 def dot(a: np.ndarray, b: np.ndarray) -> float:

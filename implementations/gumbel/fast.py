@@ -14,13 +14,13 @@ from numba import njit, prange
 from harness.spec import Draws
 from harness.targets.likelihood_terms import KIND as LIKELIHOOD
 from harness.targets.likelihood_terms import log_term
-
-
-@njit(cache=True)
-def _log(e):
-    if e > 0.0:
-        return math.log(e)
-    return -math.inf
+from implementations.shared.fast import (
+    gumbel_below,
+    heap_pop,
+    heap_push,
+    log_or_minus_inf,
+    trunc_gumbel_from_exponential,
+)
 
 
 @njit(cache=True, inline="always")
@@ -109,22 +109,6 @@ def _invert(F, size, u):
 
 
 @njit(cache=True)
-def _trunc_gumbel(phi, b, e):
-    log_e = _log(e)
-    c = phi - b
-    if log_e >= c:
-        return phi - log_e - math.log1p(_ratio(c, e, log_e))
-    return b - math.log1p(_ratio(-c, 1.0 / e if e > 0.0 else math.inf, -log_e))
-
-
-@njit(cache=True)
-def _ratio(c, e, log_e):
-    if -700.0 < c < 700.0 and 0.0 < e < math.inf:
-        return math.exp(c) / e
-    return math.exp(c - log_e)
-
-
-@njit(cache=True)
 def gumbel_max_kernel(log_factors, log_f0, n, rng, parallel=False):
     D = log_factors.shape[0]
     values = np.empty(n, dtype=np.int64)
@@ -135,7 +119,7 @@ def gumbel_max_kernel(log_factors, log_f0, n, rng, parallel=False):
         best = 0
         best_val = -math.inf
         for i in range(D):
-            val = logp[i] + (-_log(rng.standard_exponential()))
+            val = logp[i] + (-log_or_minus_inf(rng.standard_exponential()))
             if val > best_val or i == 0:
                 best = i
                 best_val = val
@@ -196,59 +180,15 @@ def cdf_inversion_kernel(log_factors, log_f0, n, rng, parallel=False):
 def truncated_gumbel_kernel(phi, b, n, rng):
     values = np.empty(n)
     for k in range(n):
-        values[k] = _trunc_gumbel(phi, b, rng.standard_exponential())
+        values[k] = trunc_gumbel_from_exponential(phi, b, rng.standard_exponential())
     return values
-
-
-@njit(cache=True)
-def _heap_less(neg_g, seq, a, b):
-    return neg_g[a] < neg_g[b] or (neg_g[a] == neg_g[b] and seq[a] < seq[b])
-
-
-@njit(cache=True)
-def _heap_push(heap, size, neg_g, seq, slot):
-    heap[size] = slot
-    i = size
-    while i > 0:
-        parent = (i - 1) // 2
-        if _heap_less(neg_g, seq, heap[i], heap[parent]):
-            heap[i], heap[parent] = heap[parent], heap[i]
-            i = parent
-        else:
-            break
-    return size + 1
-
-
-@njit(cache=True)
-def _heap_pop(heap, size, neg_g, seq):
-    top = heap[0]
-    size -= 1
-    heap[0] = heap[size]
-    i = 0
-    while True:
-        left = 2 * i + 1
-        if left >= size:
-            break
-        child = left
-        if left + 1 < size and _heap_less(neg_g, seq, heap[left + 1], heap[left]):
-            child = left + 1
-        if _heap_less(neg_g, seq, heap[child], heap[i]):
-            heap[i], heap[child] = heap[child], heap[i]
-            i = child
-        else:
-            break
-    return top, size
 
 
 @njit(cache=True)
 def _new_node(logp, lo, hi, upper, F, rng):
     m = _cdf_block(logp, lo, hi, F)
     log_mass = m + math.log(F[hi - lo - 1])
-    e = rng.standard_exponential()
-    if upper == math.inf:
-        g = log_mass - _log(e)
-    else:
-        g = _trunc_gumbel(log_mass, upper, e)
+    g = gumbel_below(log_mass, upper, rng.standard_exponential())
     u = 1.0 - rng.random()
     return g, lo + _invert(F, hi - lo, u)
 
@@ -276,10 +216,10 @@ def top_down_kernel(log_factors, log_f0, n, depth, rng):
         lo_[0] = 0
         hi_[0] = D
         x_[0] = x
-        size = _heap_push(heap, 0, neg_g, seq, 0)
+        size = heap_push(heap, 0, neg_g, seq, 0)
         used = 1
         for j in range(depth):
-            slot, size = _heap_pop(heap, size, neg_g, seq)
+            slot, size = heap_pop(heap, size, neg_g, seq)
             g = -neg_g[slot]
             lo = lo_[slot]
             hi = hi_[slot]
@@ -298,7 +238,7 @@ def top_down_kernel(log_factors, log_f0, n, depth, rng):
                     lo_[used] = clo
                     hi_[used] = chi
                     x_[used] = cx
-                    size = _heap_push(heap, size, neg_g, seq, used)
+                    size = heap_push(heap, size, neg_g, seq, used)
                     used += 1
     return proc_g, proc_x
 

@@ -9,7 +9,8 @@ Bit-for-bit agreement with ``fast.py`` rests on three rules (DESIGN.md, Randomne
 - draws come from the Generator in the same order and through the same methods;
 - sums over factors run in one fixed order both can stream at memory speed: 8 lanes, lane l
   adding factors l, l + 8, l + 16, ... left to right, the lanes then paired as
-  ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)) (:func:`log_unnormalised`);
+  ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)) (:func:`log_unnormalised`, with the shared
+  :func:`implementations.shared.reference.lane_sums`);
 - scalar transcendental functions come from ``math`` (libm), which is what Numba calls. NumPy's
   SIMD ``np.log``/``np.exp`` can differ from libm in the last bit.
 
@@ -25,26 +26,17 @@ import math
 import numpy as np
 
 from harness.spec import Draws
-
-#: Independent partial sums a row is split into: one dependent add per factor (the left-to-right
-#: order) runs at the add's latency, 8 interleaved ones at the memory's speed.
-LANES = 8
-
-
-def lane_sums(rows: np.ndarray) -> np.ndarray:
-    """The sum of each row in the lane order: lane l sums entries l, l + 8, ... left to right,
-    then the lanes pair up as ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7))."""
-    D, N = rows.shape
-    lanes = np.zeros((D, LANES))
-    for lane in range(min(LANES, N)):
-        lanes[:, lane] = np.cumsum(rows[:, lane::LANES], axis=1)[:, -1]
-    pairs = [lanes[:, 2 * j] + lanes[:, 2 * j + 1] for j in range(LANES // 2)]
-    return (pairs[0] + pairs[1]) + (pairs[2] + pairs[3])
+from implementations.shared.reference import (
+    gumbel_below,
+    gumbel_noise,
+    lane_sums,
+    trunc_gumbel_from_exponential,
+)
 
 
 def log_unnormalised(log_factors: np.ndarray, log_f0: np.ndarray) -> np.ndarray:
     """log p~(i) = sum_n log f_n(i) + log f_0(i) (000, Eq. 1), each row in the lane order
-    (:func:`lane_sums`)."""
+    (:func:`~implementations.shared.reference.lane_sums`)."""
     return lane_sums(log_factors) + log_f0
 
 
@@ -55,11 +47,6 @@ def factor_matrix(target) -> np.ndarray:
     if target.kind == "discrete-likelihood":
         return target.terms(range(target.D), range(target.N))
     return target.log_factors
-
-
-def _log(e: float) -> float:
-    # log(0) is -inf, as in the compiled kernel (math.log would raise).
-    return math.log(e) if e > 0.0 else -math.inf
 
 
 def _log_sum_exp_cdf(logp: np.ndarray) -> tuple[float, np.ndarray]:
@@ -90,7 +77,7 @@ def gumbel_max(target, n: int, rng: np.random.Generator, parallel: bool = False)
     gmax = np.empty(n)
     for k in range(n):
         logp = log_unnormalised(factor_matrix(target), target.log_f0)
-        eps = np.array([-_log(e) for e in rng.standard_exponential(D)])
+        eps = gumbel_noise(D, rng)
         perturbed = logp + eps
         x = int(np.argmax(perturbed))
         values[k] = x
@@ -111,30 +98,6 @@ def cdf_inversion(target, n: int, rng: np.random.Generator, parallel: bool = Fal
     return Draws(values, n * N * D)
 
 
-def trunc_gumbel_from_exponential(phi: float, b: float, e: float) -> float:
-    """TruncGumbel(phi, b) by inversion, given E ~ Exp(1) (001, footnote 1).
-
-    The CDF exp(-exp(-(g - phi))) / exp(-exp(-(b - phi))) = exp(-E) inverts to
-    G = phi - log(E + exp(phi - b)). Evaluated as a log-add-exp that keeps the larger term
-    outside the log1p, so both tails stay accurate:
-    - b << phi (exp(phi - b) dominates): G = b - log1p(E exp(b - phi)), which resolves G to an
-      ulp of b instead of overflowing or cancelling;
-    - b >> phi (E dominates): G = phi - log E - log1p(exp(phi - b) / E).
-    """
-    log_e = _log(e)
-    c = phi - b
-    if log_e >= c:
-        return phi - log_e - math.log1p(_ratio(c, e, log_e))
-    return b - math.log1p(_ratio(-c, 1.0 / e if e > 0.0 else math.inf, -log_e))
-
-
-def _ratio(c: float, e: float, log_e: float) -> float:
-    """exp(c) / e <= 1, without the ulp(log e)-sized error of exp(c - log e) when possible."""
-    if -700.0 < c < 700.0 and 0.0 < e < math.inf:
-        return math.exp(c) / e
-    return math.exp(c - log_e)
-
-
 def truncated_gumbel(target, n: int, rng: np.random.Generator) -> Draws:
     """n independent TruncGumbel(phi, b) draws; no factor is evaluated."""
     values = np.empty(n)
@@ -152,11 +115,7 @@ def _new_node(
     """
     m, F = _log_sum_exp_cdf(logp[lo:hi])
     log_mass = m + math.log(F[-1])
-    e = rng.standard_exponential()
-    if upper == math.inf:
-        g = log_mass - _log(e)
-    else:
-        g = trunc_gumbel_from_exponential(log_mass, upper, e)
+    g = gumbel_below(log_mass, upper, rng.standard_exponential())
     u = 1.0 - rng.random()
     return g, lo + _invert(F, u)
 

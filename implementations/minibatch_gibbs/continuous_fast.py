@@ -21,14 +21,14 @@ from harness.targets.continuous_factor_graph import ContinuousFactorGraphTarget,
 from implementations.minibatch_gibbs.continuous_reference import (
     BISECTION_STEPS,
     METHODS,
-    _chain,
     cheb_plan,
     check_budget,
     check_degree,
     initial_state,
+    pack_chain,
 )
-from implementations.minibatch_gibbs.fast import _poisson_count
 from implementations.minibatch_gibbs.reference import check_positive
+from implementations.shared.fast import poisson_count
 
 # The reference's own scalar function, compiled: one source for the factor formulas.
 _factor = njit(cache=True)(factor_value)
@@ -158,7 +158,7 @@ def _kernel(
         nd = 0
         kept = 0
         if poisson:
-            B = _poisson_count(rng, (cl + 1.0) * m_sum[i])
+            B = poisson_count((cl + 1.0) * m_sum[i], rng)
             xi = x[i]
             for _ in range(B):  # Statement 1: split the envelope process, then thin it
                 kk = min(int(rng.random() * K), K - 1)
@@ -287,7 +287,7 @@ def run(
         tm, table_m, tk, table_k, x, n_steps, rng, values, stats, BISECTION_STEPS,
         max_proposals, use_envelope, float(envelope) if use_envelope else 0.0,
     )  # fmt: skip
-    return _chain(values, stats, code, poisson, max_proposals > 0 or use_envelope)
+    return pack_chain(values, stats, code, poisson, max_proposals > 0 or use_envelope)
 
 
 def _make(method: str, poisson: bool):

@@ -45,7 +45,8 @@ import numpy as np
 
 from harness.spec import Chain, Param
 from harness.targets.continuous_factor_graph import ContinuousFactorGraphTarget, factor_value
-from implementations.minibatch_gibbs.reference import check_positive, poisson_count
+from implementations.minibatch_gibbs.reference import check_positive
+from implementations.shared.reference import poisson_count
 
 METHODS = {"rejection": 0, "its": 1, "da": 2}
 BISECTION_STEPS = 60
@@ -290,7 +291,7 @@ def run(
         stats[3, step] = B
         stats[4, step] = sum(st.counts.values())
         values[step] = x
-    return _chain(values, stats, code, poisson, max_proposals > 0 or envelope is not None)
+    return pack_chain(values, stats, code, poisson, max_proposals > 0 or envelope is not None)
 
 
 def check_budget(max_proposals: Any, envelope: Any) -> tuple[int, float | None]:
@@ -307,7 +308,7 @@ def check_budget(max_proposals: Any, envelope: Any) -> tuple[int, float | None]:
     return int(max_proposals), envelope
 
 
-def _chain(
+def pack_chain(
     values: np.ndarray, stats: np.ndarray, code: int, poisson: bool, budget: bool = False
 ) -> Chain:
     extras = {"factors_per_step": stats[0], "evals_per_step": stats[1]}

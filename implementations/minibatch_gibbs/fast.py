@@ -12,34 +12,21 @@ import math
 from typing import Any
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
 
 from harness.spec import Chain
 from harness.targets.factor_graph import FactorGraphTarget
+from implementations.minibatch_gibbs.prefetch import prefetch
 from implementations.minibatch_gibbs.reference import (
     check_positive,
-    check_thin,
     global_alias,
-    initial_state,
     pack_double_min_gibbs,
     pack_mgpmh,
     pack_poisson_gibbs,
     pack_poisson_mh,
+    start_chain,
 )
-
-
-@njit(cache=True)
-def _poisson_count(rng, rate):
-    """``reference.poisson_count``: arrivals of a unit-rate process before ``rate``."""
-    n = 0
-    t = rng.standard_exponential()
-    while t < rate:
-        n += 1
-        t += rng.standard_exponential()
-    return n
+from implementations.shared.fast import poisson_count
 
 
 @njit(cache=True)
@@ -87,24 +74,6 @@ def _gibbs_kernel(indptr, factors, pos, other, tables, D, x, n_steps, rng, thin,
             values[t // thin] = x
 
 
-@intrinsic
-def _prefetch(typingctx, arr, idx):
-    """Start loading the cache line of ``arr[idx]`` (1-D) without waiting for it (llvm.prefetch:
-    read, keep in all levels). No effect on values; lets independent memory reads overlap."""
-
-    def codegen(context, builder, sig, args):
-        ary = context.make_array(sig.args[0])(context, builder, args[0])
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
-        ptr = builder.bitcast(builder.gep(ary.data, [args[1]]), i8p)
-        builder.call(fn, [ptr, i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return types.void(arr, idx), codegen
-
-
 #: Records of at most this many doubles (3 cache lines: D <= 4) are prefetched whole.
 _WHOLE = 24
 
@@ -116,11 +85,11 @@ def _prefetch_record(rec, W, j):
     r = j * W
     if W <= _WHOLE:
         for q in range(0, W, 8):  # 8 doubles = one 64-byte line
-            _prefetch(rec, r + q)
-        _prefetch(rec, r + W - 1)
+            prefetch(rec, r + q)
+        prefetch(rec, r + W - 1)
     else:
-        _prefetch(rec, r)
-        _prefetch(rec, r + 3)
+        prefetch(rec, r)
+        prefetch(rec, r + 3)
 
 
 @njit(cache=True)
@@ -149,8 +118,8 @@ def _aim_proposals(rec, W, D, start, B, x, slots, u_alias, o):
             r = slots[b] * W
         if W > _WHOLE:
             row = r + 4 + x[int(rec[r + 3])] * D
-            _prefetch(rec, row)
-            _prefetch(rec, row + D - 1)
+            prefetch(rec, row)
+            prefetch(rec, row + D - 1)
 
 
 @njit(cache=True)
@@ -211,7 +180,7 @@ def _poisson_gibbs_kernel(indptr, rec, m_sum, L, lam, D, x, n_steps, rng, thin, 
         if t + 2 < n_steps:
             p = (t + 2) % 3
             i = rng.integers(0, n)
-            B = _poisson_count(rng, (c + 1.0) * m_sum[i])
+            B = poisson_count((c + 1.0) * m_sum[i], rng)
             if B > cap:
                 slots = _grown(slots, cap, 2 * B)
                 u_alias = _grown(u_alias, cap, 2 * B)
@@ -264,9 +233,7 @@ def gibbs(
     thin: int = 1,
 ) -> Chain:
     """Random-scan Gibbs (003, Alg. 1), compiled; same output as ``reference.gibbs``."""
-    thin = check_thin(thin, n_steps)
-    x = initial_state(target, x0)
-    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
+    thin, x, values = start_chain(target, n_steps, x0, thin)
     per_step = np.empty(n_steps, dtype=np.int64)
     _gibbs_kernel(*_graph(target), target.D, x, n_steps, rng, thin, values, per_step)
     return Chain(values, int(target.D * per_step.sum()), {"factors_per_step": per_step})
@@ -282,9 +249,7 @@ def poisson_gibbs(
 ) -> Chain:
     """Poisson-Gibbs (003, Alg. 2), compiled; same output as ``reference.poisson_gibbs``."""
     lam = check_positive(lam, "lam")
-    thin = check_thin(thin, n_steps)
-    x = initial_state(target, x0)
-    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
+    thin, x, values = start_chain(target, n_steps, x0, thin)
     stats = np.empty((3, n_steps), dtype=np.int64)
     _poisson_gibbs_kernel(
         target.adj_indptr, target.slot_records, target.m_sum, target.L, lam, target.D, x,
@@ -323,7 +288,7 @@ def _poisson_counts(
 @njit(cache=True)
 def _global_estimate(scopes, tables, M, g_prob, g_idx, psi, lam, x, i, u, rng):
     F = M.size
-    B = _poisson_count(rng, lam)
+    B = poisson_count(lam, rng)
     acc = 0.0
     for _ in range(B):
         f = min(int(rng.random() * F), F - 1)
@@ -362,7 +327,7 @@ def _poisson_mh_kernel(
             v += 1
         start = indptr[i]
         K = indptr[i + 1] - start
-        B = _poisson_count(rng, (c + 1.0) * m_sum[i])
+        B = poisson_count((c + 1.0) * m_sum[i], rng)
         nd, kept = _poisson_counts(
             factors, pos, other, tables, M, a_prob, a_idx, c, start, K, B, i, x, rng, counts,
             distinct,
@@ -424,7 +389,7 @@ def _local_proposal(
     distinct, eps,
 ):  # fmt: skip
     """MGPMH's proposal energies into eps; returns (|S|, B). See reference.local_proposal."""
-    B = _poisson_count(rng, lam / L * m_sum[i])
+    B = poisson_count(lam / L * m_sum[i], rng)
     nd = 0
     for _ in range(B):
         k = min(int(rng.random() * K), K - 1)
@@ -534,6 +499,19 @@ def _local(target: FactorGraphTarget) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
+def _local_chain(
+    kernel: Any, target: FactorGraphTarget, n_steps: int, rng: np.random.Generator, x0: Any,
+    lam: float, thin: int,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Run a single-site kernel on a local minibatch (``_poisson_mh_kernel``, ``_mgpmh_kernel``:
+    the same arguments); returns the kept states and the four rows of per-step statistics."""
+    lam = check_positive(lam, "lam")
+    thin, x, values = start_chain(target, n_steps, x0, thin)
+    stats = np.empty((4, n_steps), dtype=np.int64)
+    kernel(*_local(target), lam, target.D, x, n_steps, rng, thin, values, stats)
+    return values, stats
+
+
 def poisson_mh(
     target: FactorGraphTarget,
     n_steps: int,
@@ -543,13 +521,7 @@ def poisson_mh(
     thin: int = 1,
 ) -> Chain:
     """Poisson-MH, single site, compiled; same output as ``reference.poisson_mh``."""
-    lam = check_positive(lam, "lam")
-    thin = check_thin(thin, n_steps)
-    x = initial_state(target, x0)
-    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
-    stats = np.empty((4, n_steps), dtype=np.int64)
-    _poisson_mh_kernel(*_local(target), lam, target.D, x, n_steps, rng, thin, values, stats)
-    return pack_poisson_mh(values, stats)
+    return pack_poisson_mh(*_local_chain(_poisson_mh_kernel, target, n_steps, rng, x0, lam, thin))
 
 
 def min_gibbs(
@@ -562,10 +534,8 @@ def min_gibbs(
 ) -> Chain:
     """MIN-Gibbs, compiled; same output as ``reference.min_gibbs``."""
     lam = check_positive(lam, "lam")
-    thin = check_thin(thin, n_steps)
-    x = initial_state(target, x0)
+    thin, x, values = start_chain(target, n_steps, x0, thin)
     g_prob, g_idx = global_alias(target)
-    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     per_step = np.empty(n_steps, dtype=np.int64)
     first = _min_gibbs_kernel(
         target.scopes, target.tables, target.M, g_prob, g_idx, target.psi, lam, target.D, x,
@@ -583,12 +553,7 @@ def mgpmh(
     thin: int = 1,
 ) -> Chain:
     """MGPMH, compiled; same output as ``reference.mgpmh``."""
-    lam = check_positive(lam, "lam")
-    thin = check_thin(thin, n_steps)
-    x = initial_state(target, x0)
-    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
-    stats = np.empty((4, n_steps), dtype=np.int64)
-    _mgpmh_kernel(*_local(target), lam, target.D, x, n_steps, rng, thin, values, stats)
+    values, stats = _local_chain(_mgpmh_kernel, target, n_steps, rng, x0, lam, thin)
     return pack_mgpmh(target, values, stats)
 
 
@@ -604,10 +569,8 @@ def double_min_gibbs(
     """DoubleMIN-Gibbs, compiled; same output as ``reference.double_min_gibbs``."""
     lam = check_positive(lam, "lam")
     lam2 = check_positive(lam2, "lam2")
-    thin = check_thin(thin, n_steps)
-    x = initial_state(target, x0)
+    thin, x, values = start_chain(target, n_steps, x0, thin)
     g_prob, g_idx = global_alias(target)
-    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     stats = np.empty((4, n_steps), dtype=np.int64)
     first = _double_min_kernel(
         *_local(target), lam, target.D, target.scopes, g_prob, g_idx, target.psi, lam2, x,

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from harness.spec import Chain, Param, finite_number
-from harness.targets.factor_graph import FactorGraphTarget, _alias_table
+from harness.targets.factor_graph import FactorGraphTarget, alias_table
+from implementations.shared.reference import poisson_count
 
 
 def initial_state(target: FactorGraphTarget, x0: Any = None) -> np.ndarray:
@@ -33,22 +34,6 @@ def initial_state(target: FactorGraphTarget, x0: Any = None) -> np.ndarray:
     return x.astype(np.int64)
 
 
-def poisson_count(rate: float, rng: np.random.Generator) -> int:
-    """A Poisson(rate) draw as the number of unit-rate arrivals before ``rate``.
-
-    Exact, and it costs one Exp(1) per arrival plus one, so O(rate), the order of the minibatch
-    it sizes. Used instead of ``Generator.poisson`` because Numba's compiled ``poisson`` was
-    seen to leave NumPy's stream here (same state and rate: 0 vs 14 at rate 11.24), while
-    ``standard_exponential`` matches bit for bit.
-    """
-    n = 0
-    t = rng.standard_exponential()
-    while t < rate:
-        n += 1
-        t += rng.standard_exponential()
-    return n
-
-
 def check_thin(thin: int, n_steps: int) -> int:
     """``thin``: keep every thin-th state (the step costs stay per step). A full trajectory
     copies n values per step; thinning by about n keeps a step's cost O(lam + L) (Statement 1)."""
@@ -56,6 +41,16 @@ def check_thin(thin: int, n_steps: int) -> int:
     if thin > max(n_steps, 1):
         raise ValueError(f"thin = {thin} > n_steps = {n_steps}; valid: 1 <= thin <= n_steps")
     return int(thin)
+
+
+def start_chain(
+    target: FactorGraphTarget, n_steps: int, x0: Any, thin: int
+) -> tuple[int, np.ndarray, np.ndarray]:
+    """Every chain wrapper's opening: ``thin`` checked (:func:`check_thin`), the start state x
+    (:func:`initial_state`, a copy) and the array of the kept states."""
+    thin = check_thin(thin, n_steps)
+    x = initial_state(target, x0)
+    return thin, x, np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
 
 
 def phi_at(target: FactorGraphTarget, slot: int, x: np.ndarray, v: int) -> float:
@@ -154,9 +149,7 @@ def gibbs(
     thin: int = 1,
 ) -> Chain:
     """Random-scan Gibbs (003, Alg. 1); D |A[i]| factor evaluations per step."""
-    thin = check_thin(thin, n_steps)
-    x = initial_state(target, x0)
-    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
+    thin, x, values = start_chain(target, n_steps, x0, thin)
     per_step = np.empty(n_steps, dtype=np.int64)
     for t in range(n_steps):
         per_step[t] = gibbs_step(target, x, rng)
@@ -180,9 +173,7 @@ def poisson_gibbs(
     ``kept_per_step`` = sum_phi s_phi (expectation sum_{A[i]} lam M_phi / L + phi(x) <= lam + L).
     """
     lam = check_positive(lam, "lam")
-    thin = check_thin(thin, n_steps)
-    x = initial_state(target, x0)
-    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
+    thin, x, values = start_chain(target, n_steps, x0, thin)
     stats = np.empty((3, n_steps), dtype=np.int64)
     for t in range(n_steps):
         stats[:, t] = poisson_gibbs_step(target, x, lam, rng)
@@ -247,9 +238,7 @@ def poisson_mh(
     ``accepted`` (0/1).
     """
     lam = check_positive(lam, "lam")
-    thin = check_thin(thin, n_steps)
-    x = initial_state(target, x0)
-    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
+    thin, x, values = start_chain(target, n_steps, x0, thin)
     stats = np.empty((4, n_steps), dtype=np.int64)
     for t in range(n_steps):
         stats[:, t] = poisson_mh_step(target, x, lam, rng)
@@ -260,7 +249,7 @@ def poisson_mh(
 
 def global_alias(target: FactorGraphTarget) -> tuple[np.ndarray, np.ndarray]:
     """Alias table over all factors with P(phi) ∝ M_phi (the global minibatches of MIN-Gibbs)."""
-    prob, alias = _alias_table(target.M.tolist())
+    prob, alias = alias_table(target.M.tolist())
     return np.array(prob, dtype=np.float64), np.array(alias, dtype=np.int64)
 
 
@@ -312,10 +301,8 @@ def min_gibbs(
     evaluations in the step (sum of the D - 1 minibatch sizes).
     """
     lam = check_positive(lam, "lam")
-    thin = check_thin(thin, n_steps)
-    x = initial_state(target, x0)
+    thin, x, values = start_chain(target, n_steps, x0, thin)
     table = global_alias(target)
-    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     per_step = np.empty(n_steps, dtype=np.int64)
     eps, first = global_estimate(target, x, -1, 0, lam, table, rng)
     for t in range(n_steps):
@@ -389,9 +376,7 @@ def mgpmh(
     ``exact_per_step`` = |A[i]| or 0, ``accepted`` (0/1; v = x(i) counts as accepted).
     """
     lam = check_positive(lam, "lam")
-    thin = check_thin(thin, n_steps)
-    x = initial_state(target, x0)
-    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
+    thin, x, values = start_chain(target, n_steps, x0, thin)
     stats = np.empty((4, n_steps), dtype=np.int64)
     for t in range(n_steps):
         i = int(rng.integers(0, target.n_vars))
@@ -435,10 +420,8 @@ def double_min_gibbs(
     """
     lam = check_positive(lam, "lam")
     lam2 = check_positive(lam2, "lam2")
-    thin = check_thin(thin, n_steps)
-    x = initial_state(target, x0)
+    thin, x, values = start_chain(target, n_steps, x0, thin)
     table = global_alias(target)
-    values = np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
     stats = np.empty((4, n_steps), dtype=np.int64)
     eps, first = global_estimate(target, x, -1, 0, lam2, table, rng)
     for t in range(n_steps):

@@ -13,7 +13,6 @@ import numpy as np
 from numba import njit
 
 from harness.spec import Chain
-from implementations.gumbel.fast import _log
 from implementations.racing.bounds import b_normal, doubling_schedule, ebs_bound
 from implementations.racing.reference import (
     LIL_A_NUMERATOR,
@@ -23,11 +22,12 @@ from implementations.racing.reference import (
 )
 from implementations.racing.rewards_fast import (
     BLOCK,
-    _exact_argmax_source,
-    _fill,
-    _squares,
+    exact_argmax_source,
+    fill_rewards,
+    lane_squares,
     reward_source,
 )
+from implementations.shared.fast import log_or_minus_inf
 
 # B_EBS of 000, Eq. 6, compiled from the one definition in bounds.py (same operations, so the
 # same bits as the reference).
@@ -37,7 +37,7 @@ _ebs = njit(cache=True)(ebs_bound)
 @njit(cache=True)
 def _noise(f0, N, rng, eps, offset):
     for i in range(f0.size):
-        eps[i] = -_log(rng.standard_exponential())
+        eps[i] = -log_or_minus_inf(rng.standard_exponential())
         offset[i] = (f0[i] + eps[i]) / N
 
 
@@ -184,7 +184,7 @@ def _racing_kernel(
             T = schedule[s]
             for j in range(used, T):
                 _draw_index(perm, swaps, j, rng)
-            _fill(source, perm, used, T, alive, na, offset, R, total, xb, yb)
+            fill_rewards(source, perm, used, T, alive, na, offset, R, total, xb, yb)
             spent += na * (T - used)
             used = T
             best = 0
@@ -200,9 +200,9 @@ def _racing_kernel(
             for q in range(na):
                 i = alive[q]
                 if pairwise:
-                    acc = _squares(R, xi, i, mu[best] - mu[q], T)
+                    acc = lane_squares(R, xi, i, mu[best] - mu[q], T)
                 else:
-                    acc = _squares(R, -1, i, mu[q], T)
+                    acc = lane_squares(R, -1, i, mu[q], T)
                 sig[q] = math.sqrt(acc / T)
                 if is_normal:
                     g[q] = sig[q] / math.sqrt(T) * math.sqrt(1.0 - (T - 1) / (N - 1)) * B
@@ -223,7 +223,7 @@ def _racing_kernel(
         max_pulls[k] = used
         stopped[k] = used < N
         if exact_answer:
-            exact[k] = _exact_argmax_source(source, f0, eps, D, N)
+            exact[k] = exact_argmax_source(source, f0, eps, D, N)
         _undo(perm, swaps, used)
     return values, draw_evals, max_pulls, stopped, exact
 
@@ -349,7 +349,7 @@ def _ragged_kernel(lf, f0, sizes, n, rng, schedules, lengths, B, exact_answer):
         population += sizes[i]
     for k in range(n):
         for i in range(D):
-            eps[i] = -_log(rng.standard_exponential())
+            eps[i] = -log_or_minus_inf(rng.standard_exponential())
             offset[i] = (f0[i] + eps[i]) / sizes[i]
             alive[i] = i
             used[i] = 0

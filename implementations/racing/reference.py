@@ -13,8 +13,8 @@ Read against 000_26bed7cc1ef3ab92.txt:
 
 Bit-for-bit agreement with ``fast.py`` rests on the rules of the Gumbel family: the same draws
 in the same order (Exp(1) noise first, then one ``random`` double per sampled index), sums left
-to right (``np.cumsum``) except Alg. 1's sums of squares, which run in the Gumbel family's eight
-lanes (:func:`implementations.gumbel.reference.lane_sums`: one dependent add per reward would
+to right (``np.cumsum``) except Alg. 1's sums of squares, which run in the shared eight lanes
+(:func:`implementations.shared.reference.lane_sums`: one dependent add per reward would
 cost a race more than reading the reward), transcendental scalars from ``math``. Elementwise
 NumPy arithmetic (+, -, *, /, sqrt) is correctly rounded, so vectorising it over arms changes no
 bit.
@@ -35,8 +35,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from harness.spec import Chain, Draws
-from implementations.gumbel.reference import lane_sums
 from implementations.racing.bounds import b_normal, doubling_schedule, ebs_bound
+from implementations.shared.reference import gumbel_noise, lane_sums
 
 # Heuristic lil'UCB constants (Jamieson et al. 2014, footnote 2; notes-racing-appendix.md, E).
 LIL_BETA = 0.5
@@ -44,13 +44,9 @@ LIL_A_NUMERATOR = 10.0
 LIL_DELTA_DIVISOR = 5.0
 
 
-def _log(e: float) -> float:
-    return math.log(e) if e > 0.0 else -math.inf
-
-
 def gumbel_offsets(log_f0: np.ndarray, N: int, rng: np.random.Generator) -> np.ndarray:
     """eps_i = -log E_i with E_i ~ Exp(1) (000, footnote 1); returns eps (drawn once per draw)."""
-    return np.array([-_log(e) for e in rng.standard_exponential(log_f0.size)])
+    return gumbel_noise(log_f0.size, rng)
 
 
 def exact_argmax(log_factors: np.ndarray, log_f0: np.ndarray, eps: np.ndarray) -> int:

@@ -1,7 +1,7 @@
 """Alg. 1's rewards as the race kernels read them (000_26bed7cc1ef3ab92.txt): a precomputed
 matrix by index, or likelihood terms computed from data (``discrete-likelihood``), filled
 block by block; and the sums of squares in the eight-lane order of
-``implementations.gumbel.reference.lane_sums``. Compiled helpers of ``fast.py``'s race kernel.
+``implementations.shared.reference.lane_sums``. Compiled helpers of ``fast.py``'s race kernel.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ BLOCK = 256
 
 
 @njit(cache=True, inline="always")
-def _fill(source, perm, start, stop, alive, na, offset, R, total, xb, yb):
+def fill_rewards(source, perm, start, stop, alive, na, offset, R, total, xb, yb):
     """R[i, j] = l[i, perm[j]] + offset[i] for the alive arms and j in [start, stop); total[i]
     adds them in j order (the reference's left-to-right sum).
 
@@ -93,9 +93,9 @@ def _fill(source, perm, start, stop, alive, na, offset, R, total, xb, yb):
 
 
 @njit(cache=True, inline="always")
-def _squares(R, x, i, centre, T):
-    """sum_j c_j^2 over j < T in reference.lane_sums' order, c_j = (R[x, j] - R[i, j]) - centre
-    (pairwise, x >= 0) or R[i, j] - centre (marginal, x = -1)."""
+def lane_squares(R, x, i, centre, T):
+    """sum_j c_j^2 over j < T in shared.reference.lane_sums' order, c_j = (R[x, j] - R[i, j])
+    - centre (pairwise, x >= 0) or R[i, j] - centre (marginal, x = -1)."""
     a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
     full = T - T % 8
     for j in range(0, full, 8):
@@ -147,7 +147,7 @@ def _squares(R, x, i, centre, T):
 
 
 @njit(cache=True)
-def _exact_argmax_source(source, f0, eps, D, N):
+def exact_argmax_source(source, f0, eps, D, N):
     """reference.exact_argmax: each arm's N rewards summed left to right, by index."""
     acc = np.zeros(D)
     for n in range(N):

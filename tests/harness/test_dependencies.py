@@ -1,7 +1,14 @@
 """Dependencies run one way (DESIGN.md, Layout), checked on the source with ``ast``.
 
 - ``harness.targets`` and ``harness.gates`` import no implementation, not even lazily;
-- no implementation imports the harness's orchestration (experiments, runner, CLI).
+- a family (``implementations/<family>/``) imports no other family: only itself and the shared
+  primitives, ``implementations.shared`` (which imports no family);
+- no implementation reaches a private name (``_x``) of another module, by import or as an
+  attribute of an imported module: a name two modules use is public;
+- implementations import from the harness only ``harness.spec``, ``harness.targets`` and
+  ``harness.gates`` (never the orchestration: experiments, runner, CLI).
+
+Each rule has a negative control: a source file that breaks it, which the rule must catch.
 """
 
 from __future__ import annotations
@@ -17,7 +24,16 @@ HARNESS_CORE = sorted((ROOT / "harness" / "targets").glob("*.py")) + sorted(
     (ROOT / "harness" / "gates").glob("*.py")
 )
 IMPLEMENTATIONS = sorted((ROOT / "implementations").rglob("*.py"))
-ORCHESTRATION = ("harness.experiments", "harness.runner", "harness.cli")
+#: Every module of a family or of the shared package: all but implementations/__init__.py, the
+#: FAMILIES table, which imports each family on purpose.
+FAMILY_MODULES = [p for p in IMPLEMENTATIONS if p.parent != ROOT / "implementations"]
+SHARED = "implementations.shared"
+HARNESS_FOR_IMPLEMENTATIONS = ("harness.spec", "harness.targets", "harness.gates")
+#: The cuda key asks the harness's device probe why it cannot run (kernels() then refuses with
+#: that line). The probe is the harness's: it decides which keys `harness list`, verify and the
+#: runner offer, and runs once per process in a child (CUDA does not survive the process
+#: engine's fork); a copy here could give another answer than the one the harness acts on.
+HARNESS_EXCEPTIONS = {"implementations/gumbel/cuda.py": ("harness.devices",)}
 
 
 def _package(path: Path) -> str:
@@ -50,6 +66,59 @@ def _is_within(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
 
 
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def other_families(path: Path, family: str) -> list[str]:
+    """Imports of ``path`` (a module of ``family``) that reach a family other than its own and
+    the shared package."""
+    mine = (f"implementations.{family}", SHARED)
+    return [
+        f"line {line}: {name}"
+        for line, name in imported_modules(path)
+        if _is_within(name, "implementations")
+        and name != "implementations"  # the base of ``from implementations import x``
+        and not any(_is_within(name, pkg) for pkg in mine)
+    ]
+
+
+def private_names(path: Path) -> list[str]:
+    """Private names ``path`` takes from other modules: imported (``from m import _x``, at any
+    depth) or read as an attribute of an imported module (``m._x``)."""
+    found = [
+        f"line {line}: {name}"
+        for line, name in imported_modules(path)
+        if _is_private(name.rpartition(".")[2])
+    ]
+    tree = ast.parse(path.read_text(), filename=str(path))
+    modules = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                modules.add(alias.asname or alias.name.split(".")[0])
+    found += [
+        f"line {node.lineno}: {node.value.id}.{node.attr}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in modules
+        and _is_private(node.attr)
+    ]
+    return found
+
+
+def harness_imports(path: Path, allowed: tuple[str, ...]) -> list[str]:
+    """Imports of ``path`` from the harness outside the ``allowed`` packages."""
+    return [
+        f"line {line}: {name}"
+        for line, name in imported_modules(path)
+        if _is_within(name, "harness")
+        and name != "harness"  # the base of ``from harness import x``
+        and not any(_is_within(name, pkg) for pkg in allowed)
+    ]
+
+
 def test_the_walk_sees_every_kind_of_import(tmp_path):
     source = tmp_path / "m.py"
     source.write_text(
@@ -72,14 +141,80 @@ def test_targets_and_gates_import_no_implementation(path):
     assert not bad, f"{path.relative_to(ROOT)} imports implementations: {bad}"
 
 
-@pytest.mark.parametrize("path", IMPLEMENTATIONS, ids=lambda p: str(p.relative_to(ROOT)))
-def test_implementations_import_no_orchestration(path):
-    bad = [
-        f"line {line}: {name}"
-        for line, name in imported_modules(path)
-        if any(_is_within(name, pkg) for pkg in ORCHESTRATION)
+def _ids(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+@pytest.mark.parametrize("path", FAMILY_MODULES, ids=_ids)
+def test_a_family_imports_only_itself_and_the_shared_primitives(path):
+    family = path.relative_to(ROOT).parts[1]
+    bad = other_families(path, family)
+    assert not bad, f"{_ids(path)} imports another family (use {SHARED}): {bad}"
+
+
+def test_the_family_rule_catches_another_family(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text(
+        "from implementations.shared.fast import heap_pop\n"
+        "from implementations.racing import bounds\n"
+        "def f():\n"
+        "    from implementations.gumbel.fast import gumbel_max_kernel\n"
+        "from implementations import minibatch_gibbs\n"
+    )
+    bad = other_families(source, "racing")
+    assert {b.split(": ")[1] for b in bad} == {
+        "implementations.gumbel.fast",
+        "implementations.gumbel.fast.gumbel_max_kernel",
+        "implementations.minibatch_gibbs",
+    }
+    assert other_families(source, "shared") != []  # nor may the shared package import one
+
+
+@pytest.mark.parametrize("path", IMPLEMENTATIONS, ids=_ids)
+def test_no_implementation_reaches_a_private_name_of_another_module(path):
+    bad = private_names(path)
+    assert not bad, f"{_ids(path)} uses private names of other modules (make them public): {bad}"
+
+
+def test_the_private_rule_catches_imports_and_attributes(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text(
+        "from __future__ import annotations\n"
+        "from implementations.astar import reference\n"
+        "from implementations.astar.audit import split as _split\n"
+        "def f():\n"
+        "    from implementations.gumbel.fast import _cdf_block\n"
+        "    return reference._share, reference.share, reference.__name__\n"
+        "def _own():\n"
+        "    return _own\n"
+    )
+    assert sorted(private_names(source)) == [
+        "line 5: implementations.gumbel.fast._cdf_block",
+        "line 6: reference._share",
     ]
-    assert not bad, f"{path.relative_to(ROOT)} imports {', '.join(ORCHESTRATION)}: {bad}"
+
+
+@pytest.mark.parametrize("path", IMPLEMENTATIONS, ids=_ids)
+def test_implementations_import_only_spec_targets_and_gates_from_the_harness(path):
+    allowed = HARNESS_FOR_IMPLEMENTATIONS + HARNESS_EXCEPTIONS.get(_ids(path), ())
+    bad = harness_imports(path, allowed)
+    assert not bad, f"{_ids(path)} imports from the harness beyond {', '.join(allowed)}: {bad}"
+
+
+def test_the_harness_rule_catches_orchestration_and_the_device_probe(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text(
+        "from harness.spec import Draws\n"
+        "from harness.targets.factor_graph import alias_table\n"
+        "import harness.devices\n"
+        "def f():\n"
+        "    from harness import runner\n"
+    )
+    bad = harness_imports(source, HARNESS_FOR_IMPLEMENTATIONS)
+    assert {b.split(": ")[1] for b in bad} == {"harness.devices", "harness.runner"}
+    assert harness_imports(source, (*HARNESS_FOR_IMPLEMENTATIONS, "harness.devices")) == [
+        "line 5: harness.runner"
+    ]
 
 
 def test_the_walk_found_the_sources():

@@ -9,8 +9,9 @@ import numpy as np
 
 import harness
 from harness.spec import Check
-from implementations.astar.reference import _node, _pick, _split, astar
-from implementations.gumbel.reference import trunc_gumbel_from_exponential
+from implementations.astar.audit import split
+from implementations.astar.reference import _node, _pick, astar
+from implementations.shared.reference import trunc_gumbel_from_exponential
 
 PROBLEM = "peaky-exponential-a10"
 
@@ -30,7 +31,7 @@ def _buggy_search(target, rng, truncate=True, stop_on_popped=False):
         if lower < lb:
             lower, best = lb, x
         top_child = -math.inf
-        for c_lo, c_hi in _split(lo, hi, x):
+        for c_lo, c_hi in split(lo, hi, x):
             log_nu = target.log_mass(c_lo, c_hi)
             if log_nu == -math.inf:
                 continue
@@ -112,7 +113,7 @@ def os_star_stale_bound(target, n, rng):
                 break
             pieces[j : j + 1] = [
                 (c_lo, c_hi, target.log_mass(c_lo, c_hi), target.M(c_lo, c_hi), stale)
-                for c_lo, c_hi in _split(p_lo, p_hi, x)
+                for c_lo, c_hi in split(p_lo, p_hi, x)
             ]
     values = np.array([o[0] for o in out])
     return harness.Draws(

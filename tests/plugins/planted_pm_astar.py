@@ -12,7 +12,8 @@ import numpy as np
 import harness
 from harness.spec import Check
 from implementations.astar import gumbel_tree as gt
-from implementations.astar.reference import _gumbel, _split
+from implementations.astar.audit import split
+from implementations.shared.reference import gumbel_below
 
 PROBLEM = "pm-mixture"
 
@@ -35,7 +36,7 @@ def _buggy_search(target, rng, estimate_as_bound=False, truncate=True):
         heapq.heappush(heap, (-(g + m), k))
 
     log_nu = target.log_mass(lo, hi)
-    g = _gumbel(log_nu, math.inf, rng)
+    g = gumbel_below(log_nu, math.inf, rng.standard_exponential())
     x = target.sample_in(lo, hi, rng.random(target.d))
     y = target.o(x)
     best_g, best = g + y, x
@@ -55,12 +56,12 @@ def _buggy_search(target, rng, estimate_as_bound=False, truncate=True):
         gt.tree_delete(fl, it, meta, free, stack, own)
         if best_g >= g + m:
             continue
-        for c_lo, c_hi in _split(s_lo, s_hi, x):
+        for c_lo, c_hi in split(s_lo, s_hi, x):
             c_nu = target.log_mass(c_lo, c_hi)
             if c_nu == -math.inf:
                 continue
             # The other bug: the child's Gumbel forgets it lies below its parent's.
-            g_c = _gumbel(c_nu, g if truncate else math.inf, rng)
+            g_c = gumbel_below(c_nu, g if truncate else math.inf, rng.standard_exponential())
             x_c = target.sample_in(c_lo, c_hi, rng.random(target.d))
             y_c = target.o(x_c)
             lik += 1

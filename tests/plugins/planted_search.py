@@ -13,8 +13,9 @@ import numpy as np
 
 import harness
 from harness.spec import Check, Param
-from implementations.astar.audit import MAX_AT, SearchLog
-from implementations.astar.reference import _gumbel, _split, astar_logged
+from implementations.astar.audit import MAX_AT, SearchLog, split
+from implementations.astar.reference import astar_logged
+from implementations.shared.reference import gumbel_below
 
 #: Points a side of the invented bound's grid: the bound misses a peak between them.
 GRID = 17
@@ -24,7 +25,7 @@ PARAMS = (Param("audit", False, bool), Param("report_bounds", False, bool))
 def _stale_search(target, rng, log):
     """A* with every child bounded (Alg. 2), whose stop test reads the queue before a push."""
     lo, hi = target.lo.copy(), target.hi.copy()
-    g = _gumbel(target.log_mass(lo, hi), math.inf, rng)
+    g = gumbel_below(target.log_mass(lo, hi), math.inf, rng.standard_exponential())
     x = target.sample_in(lo, hi, rng.random(target.d))
     m = target.M(lo, hi)
     log.bound(lo, hi, m)
@@ -38,12 +39,12 @@ def _stale_search(target, rng, log):
         lik += 1
         if lower < g + o:
             lower, best = g + o, x
-        for c_lo, c_hi in _split(lo, hi, x):
+        for c_lo, c_hi in split(lo, hi, x):
             top = -queue[0][0] if queue else math.inf  # the bug: read before this child's push
             c_nu = target.log_mass(c_lo, c_hi)
             if c_nu == -math.inf:
                 continue
-            g_c = _gumbel(c_nu, g, rng)
+            g_c = gumbel_below(c_nu, g, rng.standard_exponential())
             x_c = target.sample_in(c_lo, c_hi, rng.random(target.d))
             m_c = target.M(c_lo, c_hi)
             log.bound(c_lo, c_hi, m_c)

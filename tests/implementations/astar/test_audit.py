@@ -108,7 +108,7 @@ def test_the_continuation_compiled_agrees_with_the_reference(targets):
     rows = np.array(
         [[0, *n.lo, *n.hi, *(n.lo if n.x is None else n.x), n.value, n.state] for n in nodes]
     )
-    box_lo, _, proposal, data, log_lik, bound = fast._args(target)
+    box_lo, _, proposal, data, log_lik, bound = fast.kernel_args(target)
     rng = np.random.default_rng(1)
     got = audit_fast.complete(rows, 0, 3, -5.0, box_lo, proposal, data, log_lik, bound, rng, 100)
     assert want.best > -5.0 and want.lik >= 1

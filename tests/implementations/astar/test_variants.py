@@ -20,9 +20,8 @@ from harness.registry import build_registry
 from harness.spec import sample
 from harness.targets.box_density import clutter, peaky_exponential
 from implementations.astar import fast, reference
-from implementations.astar.audit import SearchLog
-from implementations.astar.reference import _split, poisson_count
-from implementations.gumbel.reference import trunc_gumbel_from_exponential
+from implementations.astar.audit import SearchLog, split
+from implementations.shared.reference import poisson_count, trunc_gumbel_from_exponential
 
 N = 1500
 ALPHA = 1e-3
@@ -214,7 +213,7 @@ def _flat_search(target, rng, extra_draws=0.0, below="last"):
             if lower >= g + m:
                 continue
         upper = g if below == "last" else first
-        for c_lo, c_hi in _split(lo, hi, x):
+        for c_lo, c_hi in split(lo, hi, x):
             log_c = target.log_mass(c_lo, c_hi)
             if log_c == -math.inf:
                 continue
@@ -271,7 +270,7 @@ def test_an_heir_picked_by_a_fair_coin_fails_the_same_ks(targets, which, monkeyp
     # Negative control for reuse: a box split in an earlier draw must hand its maximum to a
     # child with probability nu(child) / nu(box); a fair coin biases draws and maxima.
     target = targets[which]
-    monkeypatch.setattr(reference, "_share", lambda log_a, log_b: 0.5)
+    monkeypatch.setattr(reference, "share", lambda log_a, log_b: 0.5)
     draws = reference.astar(target, N, np.random.default_rng(11), reuse=True)
     assert max(_p_values(target, draws.values, draws.extras["gumbel_max"])) < 1e-6
 
