@@ -25,16 +25,17 @@ import os
 import sys
 import time
 import traceback
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 from tqdm import tqdm
 
-from harness.store import append_task
+from harness.store import append_task, clean
 
 Records = list[dict[str, Any]]
 
@@ -45,6 +46,7 @@ class SeedKey:
 
     A task's stream depends only on the run seed and the task's own key, never on the order in
     which tasks run, so a resumed or distributed run draws what an uninterrupted one would.
+    Experiments key a task by :meth:`from_label`, verification by :meth:`from_crc32`.
     """
 
     entropy: int
@@ -55,11 +57,22 @@ class SeedKey:
         """The run seed spawned by two 32-bit words of SHA-256(label), then ``extra`` words."""
         return cls(int(entropy), label_words(label) + tuple(int(e) for e in extra))
 
+    @classmethod
+    def from_crc32(cls, entropy: int, label: str, *extra: int) -> SeedKey:
+        """The run seed spawned by CRC-32(label), then ``extra`` words: a verification task's
+        key (label: its case key, extra: its stage).
+
+        Verification keeps CRC-32 rather than the SHA-256 words of :meth:`from_label` because
+        its streams are on record: only the keys that earlier runs drew with let a run under
+        the same ``--seed`` reproduce their samples and every verdict statistic bit for bit.
+        """
+        return cls(int(entropy), (zlib.crc32(label.encode()), *(int(e) for e in extra)))
+
     def generator(self) -> np.random.Generator:
         return np.random.default_rng(np.random.SeedSequence(self.entropy, spawn_key=self.spawn_key))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"entropy": self.entropy, "spawn_key": list(self.spawn_key)}
+        return clean(asdict(self))
 
 
 def label_words(label: str) -> tuple[int, int]:

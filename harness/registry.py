@@ -204,7 +204,7 @@ def _choices(values: Any) -> str:
 def checked_problem(name: Any, kind: Any, build: Any, levels: Any, draws: Any) -> Problem:
     """A :class:`Problem` from checked fields; ``ValueError`` naming the first bad one."""
     from harness.targets.catalog import Problem
-    from harness.verification import GATE_SETS  # gates are heavy; only plugins need them
+    from harness.verification_gate_sets import GATE_SETS  # heavy; only plugins need them
 
     # "|" separates the fields of a case key (harness.verification.Case.key).
     if not isinstance(name, str) or not name.strip() or "|" in name:
@@ -252,7 +252,7 @@ def _checked_draws(draws: Any, levels: tuple[str, ...]) -> Mapping[str, int] | N
 def _built_target(problem: Problem) -> Any:
     """Build a plugin problem's target and check it (the user's code: errors become
     ``ValueError`` naming the problem, reported without a traceback)."""
-    from harness.verification import check_target
+    from harness.verification_gate_sets import check_target
 
     try:
         target = problem.build()

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import math
 import time
-import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from harness.engine import SeedKey
 from harness.gates.exactness import chisquare_gof, ks_1samp
 from harness.gates.mcmc import ess_rhat
 from harness.gates.rates import tv_estimate
@@ -159,8 +159,7 @@ class Checker:
 
     def rng(self, index: int, stage: int) -> np.random.Generator:
         """The stream of check ``index`` at ``stage``: fixed by the seed and the label."""
-        key = (zlib.crc32(self.label.encode()), index, stage)
-        return np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=key))
+        return SeedKey.from_crc32(self.seed, self.label, index, stage).generator()
 
     # -- the checks ----------------------------------------------------------------------
 

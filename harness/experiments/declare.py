@@ -26,6 +26,7 @@ from functools import cache
 from typing import Any, ClassVar, TypeVar
 
 from harness.spec import SEED, Param
+from harness.store import clean
 
 LEVELS = ("quick", "full")
 _MISSING = dataclasses.MISSING
@@ -165,11 +166,14 @@ class Config(Declared):
         return cls(**{**values, **overrides})
 
     def manifest(self) -> dict[str, Any]:
-        return {"experiment": self.experiment, **dataclasses.asdict(self)}
+        """The settings as JSON data (:func:`harness.store.clean`): the experiment's name and
+        every field; :func:`from_manifest` reads them back."""
+        return clean({"experiment": self.experiment, **dataclasses.asdict(self)})
 
 
 def decode(cls: type[T], data: dict[str, Any]) -> T:
-    """The dataclass ``cls`` from its ``dataclasses.asdict`` form read back from JSON."""
+    """The dataclass ``cls`` from its ``dataclasses.asdict`` form read back from JSON, as
+    :func:`harness.store.clean` wrote it (an infinite float as "inf" or "-inf")."""
     hints = _hints(cls)
     names = {f.name for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
     return cls(**{k: _decode(hints[k], v) for k, v in data.items() if k in names})
@@ -186,6 +190,8 @@ def _decode(hint: Any, value: Any) -> Any:
         return tuple(_decode(args[0], v) for v in value)
     if isinstance(hint, type) and dataclasses.is_dataclass(hint) and isinstance(value, dict):
         return decode(hint, value)
+    if hint is float and value in ("inf", "-inf"):
+        return float(value)
     return value
 
 

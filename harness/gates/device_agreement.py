@@ -24,7 +24,8 @@ LISTED = 20
 
 def device_agreement(a: Mapping[str, Any], b: Mapping[str, Any], alpha: float) -> GateResult:
     """``a``: the Numba outputs, ``b``: the device's (values, extras with ``margin`` and
-    ``tolerance``, evals, rng_state), as :func:`harness.verification.agreement` takes them."""
+    ``tolerance``, evals, rng_state), as :func:`harness.verification_agreement.agreement`
+    takes them."""
     va, vb = np.asarray(a["values"]), np.asarray(b["values"])
     n = int(va.size)
     problems: list[str] = []

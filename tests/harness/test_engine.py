@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -273,3 +274,10 @@ def test_a_reproduction_on_a_dask_local_cluster_matches_in_process(tmp_path):
     assert _experiment_records(tmp_path / "b" / RECORDS) == _experiment_records(
         tmp_path / "a" / RECORDS
     )
+
+
+def test_verification_keys_stay_the_crc32_words_their_records_were_drawn_with():
+    key = SeedKey.from_crc32(7, "gumbel-max|synthetic-normal-D10-N200|{}", 2)
+    assert key.spawn_key == (zlib.crc32(b"gumbel-max|synthetic-normal-D10-N200|{}"), 2)
+    assert key.entropy == 7
+    assert SeedKey.from_label(7, "x").spawn_key != SeedKey.from_crc32(7, "x").spawn_key

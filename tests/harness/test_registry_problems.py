@@ -14,7 +14,8 @@ from harness.cli import main
 from harness.registry import build_registry
 from harness.report import write_report
 from harness.targets import catalog
-from harness.verification import GATE_SETS, GROUND_TRUTH, check_target, plan_cases
+from harness.verification import plan_cases
+from harness.verification_gate_sets import GATE_SETS, GROUND_TRUTH, check_target
 
 HEADER = (
     "import numpy as np\nimport harness\nfrom harness.targets.discrete import "

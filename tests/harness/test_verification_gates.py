@@ -5,7 +5,10 @@ import pytest
 
 from harness.gates.result import GateContext
 from harness.spec import Chain, Draws, rerun_for, sample
-from harness.verification import GATE_SETS, chain_gates, gate_set, gates_for, pull_bounds
+from harness.verification import gates_for
+from harness.verification_chains import chain_gates
+from harness.verification_draws import pull_bounds
+from harness.verification_gate_sets import GATE_SETS, gate_set
 
 
 def _by_gate(results):

@@ -16,7 +16,8 @@ from harness.targets.likelihood_terms import (
     logistic_candidates,
     studentt_candidates,
 )
-from harness.verification import approximate_gates, check_target, exactness_gates
+from harness.verification_draws import approximate_gates, exactness_gates
+from harness.verification_gate_sets import check_target
 from implementations.racing import reference as racing_reference
 
 PROBLEMS = ("logistic-terms-D6-N500", "studentt-terms-D5-N400")
