@@ -1,11 +1,12 @@
 """The verification run: its tasks and seeds on the engine, and the run's verdicts.
 
-A task is (algorithm x implementation x problem x parameters x stage). Its seed is spawned from
-the run's ``SeedSequence``: entropy = the run seed, spawn key = (CRC-32 of the case key, stage).
-The key leaves out the implementation on purpose, so the reference and the Numba version of a
-case draw from the same stream and must agree bit for bit. Each task is a pure function of its
-inputs and seed, run by :mod:`harness.engine` on any backend; its records are appended as soon
-as it finishes (:mod:`harness.store`), and a resumed run skips the tasks already on disk.
+A :class:`CaseRun` is (algorithm x implementation x problem x parameters x stage). Its seed is
+spawned from the run's ``SeedSequence`` by :meth:`harness.engine.SeedKey.from_crc32` (CRC-32 of
+the case key, then the stage). The key leaves out the implementation on purpose, so the
+reference and the Numba version of a case draw from the same stream and must agree bit for bit.
+Each run is a pure function of its inputs and seed, run as a :class:`harness.engine.Task` on any
+backend; its records are appended as soon as it finishes (:mod:`harness.store`), and a resumed
+run skips the runs already on disk.
 """
 
 from __future__ import annotations
@@ -14,17 +15,15 @@ import hashlib
 import io
 import json
 import time
-import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from harness.devices import unavailable
-from harness.engine import BUDGETS, SeedKey, backend_for, run_tasks
-from harness.engine import Task as EngineTask
+from harness.engine import BUDGETS, Backend, SeedKey, Task, backend_for, run_tasks
 from harness.gates.device_agreement import device_agreement
 from harness.gates.multiple import Escalation, holm
 from harness.gates.result import GateContext, GateResult
@@ -34,6 +33,7 @@ from harness.store import (
     RECORDS,
     RUN_MANIFEST,
     append_task,
+    clean,
     done_tasks,
     load_records,
     open_run,
@@ -41,7 +41,8 @@ from harness.store import (
     write_json,
 )
 from harness.targets.catalog import LEVELS
-from harness.verification import Case, agreement, gates_for, plan_cases
+from harness.verification import Case, gates_for, plan_cases
+from harness.verification_agreement import agreement
 
 SAMPLES = "samples"
 SUMMARY = "summary.json"
@@ -51,6 +52,10 @@ SUMMARY = "summary.json"
 #: at full n on the Numba output only (the references' pure Python dominated a run's time).
 REFERENCE_MODES = ("full", "prefix")
 PREFIX_DRAWS = 256
+
+
+#: Gates whose failure says the sampler did not run or was not checked, not that it is wrong.
+NON_STATISTICAL = ("runs", "coverage")
 
 
 @dataclass(frozen=True)
@@ -87,25 +92,20 @@ class RunConfig:
         )
 
     def manifest(self) -> dict[str, Any]:
-        return {
-            "algorithms": list(self.algorithms),
-            "impls": list(self.impls),
-            "level": self.level,
-            "seed": self.seed,
-            "alpha": self.alpha,
-            "plugins": list(self.plugins),
-            "escalation": {
-                "stages": self.escalation.stages,
-                "factor": self.escalation.factor,
-                "inconclusive": self.escalation.inconclusive,
-            },
-            "reference": self.reference,
-            **({"problems": list(self.problems)} if self.problems else {}),
-        }
+        """The settings as JSON data (run.json). ``problems`` is left out when empty, so a run
+        over every problem resumes from a run.json written without the field."""
+        settings = clean(asdict(self))
+        if not self.problems:
+            del settings["problems"]
+        return settings
 
 
 @dataclass(frozen=True)
-class Task:
+class CaseRun:
+    """One run of a case: ``n`` draws of implementation ``impl`` at escalation ``stage``, judged
+    at ``alpha`` (its share of the stage's); ``prefix``: a reference checked against its Numba
+    twin on the first draws only. The engine runs it as a :class:`harness.engine.Task`."""
+
     case: Case
     impl: str
     stage: int
@@ -121,14 +121,8 @@ class Task:
         return f"{self.case.key}|{self.impl}|stage{self.stage}"
 
     @property
-    def spawn_key(self) -> tuple[int, int]:
-        return (zlib.crc32(self.case.key.encode()), self.stage)
-
-    @property
     def seed_key(self) -> SeedKey:
-        # Verification keeps its CRC-32 spawn key: the streams (and every verdict) of earlier
-        # runs stay reproducible under the same --seed.
-        return SeedKey(self.seed, self.spawn_key)
+        return SeedKey.from_crc32(self.seed, self.case.key, self.stage)
 
 
 def validate_config(config: RunConfig) -> list:
@@ -187,9 +181,7 @@ def _sample_path(samples_dir: str, task_id: str) -> Path:
     return Path(samples_dir) / (hashlib.sha256(task_id.encode()).hexdigest()[:20] + ".npz")
 
 
-def _base_record(
-    case: Case, impl: str, stage: int, seed: int, spawn_key: tuple[int, int], spec=None
-) -> dict[str, Any]:
+def _base_record(case: Case, impl: str, stage: int, seed: SeedKey, spec=None) -> dict[str, Any]:
     """The fields every record of a task carries: what ran, with which seed, where."""
     return {
         "type": "gate",
@@ -202,12 +194,12 @@ def _base_record(
         "case": case.key,
         "params": dict(case.params),
         "stage": stage,
-        "seed": SeedKey(seed, spawn_key).to_dict(),
+        "seed": seed.to_dict(),
         **provenance(),
     }
 
 
-def _not_verified(task: Task, gate: str, detail: str) -> GateResult:
+def _not_verified(task: CaseRun, gate: str, detail: str) -> GateResult:
     """A verdict of failure without a statistic: the sampler raised ("runs"), a worker died,
     or no gate applies to it yet ("coverage"). Never a silent pass."""
     return GateResult(
@@ -239,7 +231,7 @@ def _outputs(draws: Any, rng: np.random.Generator) -> dict[str, Any]:
     }
 
 
-def _execute_prefix(task: Task, rng: np.random.Generator, spec, target, base) -> list[dict]:
+def _execute_prefix(task: CaseRun, rng: np.random.Generator, spec, target, base) -> list[dict]:
     """The reference's verdict in prefix mode: it and the Numba version, each on the first
     ``task.n`` draws of the task's stream, must agree bit for bit (values, extras, evaluations,
     final Generator state). The statistical gates ran on the Numba output at full n."""
@@ -276,13 +268,13 @@ def _execute_prefix(task: Task, rng: np.random.Generator, spec, target, base) ->
     ]
 
 
-def execute(task: Task, rng: np.random.Generator) -> list[dict[str, Any]]:
+def execute(task: CaseRun, rng: np.random.Generator) -> list[dict[str, Any]]:
     """Run one task and return its records (one per gate). Runs wherever the engine puts it;
     it writes nothing: its samples travel back inside the first record."""
     registry = registry_for(task.plugins)
     spec = registry.get(task.case.algorithm)
     target = registry.build_target(task.case.problem)
-    base = _base_record(task.case, task.impl, task.stage, task.seed, task.spawn_key, spec)
+    base = _base_record(task.case, task.impl, task.stage, task.seed_key, spec)
     if task.prefix:
         return _execute_prefix(task, rng, spec, target, base)
     start = time.perf_counter()
@@ -320,17 +312,17 @@ def execute(task: Task, rng: np.random.Generator) -> list[dict[str, Any]]:
     return records
 
 
-def _crashed(engine_task: EngineTask, error: str) -> list[dict[str, Any]]:
+def _crashed(engine_task: Task, error: str) -> list[dict[str, Any]]:
     """The records of a task whose worker raised or died: a failed "runs" verdict."""
-    task: Task = engine_task.inputs[0]
+    task: CaseRun = engine_task.inputs[0]
     failed = _not_verified(task, "runs", error[-500:])
-    base = _base_record(task.case, task.impl, task.stage, task.seed, task.spawn_key)
+    base = _base_record(task.case, task.impl, task.stage, task.seed_key)
     return [{**base, **failed.to_dict()}]
 
 
-def _save_samples(engine_task: EngineTask, records: list[dict[str, Any]]) -> list[dict]:
+def _save_samples(engine_task: Task, records: list[dict[str, Any]]) -> list[dict]:
     """Write a task's samples to OUT/samples before its records land, then drop them."""
-    task: Task = engine_task.inputs[0]
+    task: CaseRun = engine_task.inputs[0]
     payload = records[0].pop(SAMPLE_FIELD, None) if records else None
     if payload is not None:
         path = _sample_path(task.samples_dir, task.id)
@@ -368,7 +360,7 @@ def _agreement_records(
             continue
         loaded = []
         for impl in pair:
-            tid = Task(case, impl, stage, 0, config.seed, 0.0, config.plugins, samples_dir).id
+            tid = CaseRun(case, impl, stage, 0, config.seed, 0.0, config.plugins, samples_dir).id
             if (got := load_sample(samples_dir, tid)) is None:
                 break
             loaded.append(got)
@@ -379,10 +371,10 @@ def _agreement_records(
         else:
             kind = registry.build_target(case.problem).kind
             result = agreement(spec, kind, loaded[0], loaded[1], config.alpha)
-        spawn_key = (zlib.crc32(case.key.encode()), stage)
+        seed = SeedKey.from_crc32(config.seed, case.key, stage)
         records.append(
             {
-                **_base_record(case, "-vs-".join(pair), stage, config.seed, spawn_key, spec),
+                **_base_record(case, "-vs-".join(pair), stage, seed, spec),
                 "wall_time": 0.0,
                 "evals": None,
                 **result.to_dict(),
@@ -473,6 +465,84 @@ def _prefix_mode(config: RunConfig, spec: Any, impl: str) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class _RunContext:
+    """What every stage of one verification run shares."""
+
+    config: RunConfig
+    registry: Registry
+    specs: dict[str, Any]
+    records_path: Path
+    samples_dir: str
+    backend: Backend
+    progress: bool
+
+
+def _stage_runs(
+    run: _RunContext, cases: list[Case], selected: set[tuple[str, str]] | None, stage: int
+) -> list[CaseRun]:
+    """The runs of ``stage``: every case at the first, then the cases the last stage escalated
+    (``selected``), each as a whole: every implementation reruns, so they stay comparable.
+    Each run gets an equal share of the stage's alpha."""
+    config = run.config
+    keys = None if selected is None else {k for k, _ in selected}
+    pairs = [
+        (c, impl)
+        for c in cases
+        for impl in config.impls
+        if impl in run.specs[c.algorithm].implementations and (keys is None or c.key in keys)
+    ]
+    alpha_share = config.escalation.stage_alpha(config.alpha) / max(len(pairs), 1)
+    runs = []
+    for c, impl in pairs:
+        n = config.escalation.sample_size(c.n, stage)
+        prefix = _prefix_mode(config, run.specs[c.algorithm], impl)
+        runs.append(
+            CaseRun(
+                c,
+                impl,
+                stage,
+                min(n, PREFIX_DRAWS) if prefix else n,
+                config.seed,
+                alpha_share,
+                config.plugins,
+                run.samples_dir,
+                prefix,
+            )
+        )
+    return runs
+
+
+def _run_stage(run: _RunContext, runs: list[CaseRun], stage: int, done: set[str]) -> None:
+    """Run the stage's tasks that are not on disk (``done``), then record the agreement of
+    each case's implementation pairs."""
+    todo = [Task(r.id, execute, (r,), r.seed_key, r.id, _crashed) for r in runs if r.id not in done]
+    run_tasks(
+        todo, run.records_path, run.backend, run.progress, f"stage {stage + 1}", _save_samples
+    )
+    for c in {r.case.key: r.case for r in runs}.values():
+        aid = f"agreement|{c.key}|stage{stage}"
+        if aid in done:
+            continue
+        recs = _agreement_records(run.config, c, stage, run.samples_dir, run.specs, run.registry)
+        if recs:
+            append_task(run.records_path, aid, recs)
+
+
+def _summarise(config: RunConfig, records: list[dict[str, Any]], cases: int, out: Path) -> dict:
+    """The run's final verdicts, written to OUT/summary.json."""
+    decided = decide(records, config)
+    summary = {
+        "config": config.manifest(),
+        "provenance": provenance(),
+        "verdicts": decided["verdicts"],
+        "passed": all(v["verdict"] == "pass" for v in decided["verdicts"]),
+        "cases": cases,
+    }
+    write_json(out / SUMMARY, summary)
+    return summary
+
+
 def verify(
     config: RunConfig,
     out: Path,
@@ -482,13 +552,17 @@ def verify(
     move_stale: bool = False,
     scheduler: str | None = None,
     task_timeout: float | None = None,
+    until_failure: bool = False,
 ) -> dict[str, Any]:
     """Run (or resume) a verification and return its summary; everything lands under ``out``.
 
     The tasks run on the backend ``scheduler`` and ``workers`` name
     (:func:`harness.engine.backend_for`); every backend gives the same records. Each task runs
     under ``task_timeout`` seconds (default: the level's, :data:`harness.engine.BUDGETS`); one
-    past it becomes a failed "runs" verdict and the run goes on.
+    past it becomes a failed "runs" verdict and the run goes on. ``until_failure``: no stage
+    runs after one in which a statistical gate failed (a rejection at any stage stands, so the
+    run fails whatever later stages find; the gates left borderline stay inconclusive). For
+    callers that need only whether a bug is caught: gate-quality's catches.
     """
     registry, specs = _checked(config)
     budget = task_timeout if task_timeout is not None else BUDGETS[("verify", config.level)]
@@ -496,68 +570,28 @@ def verify(
     cases = plan(config, registry, specs)
     out = Path(out)
     records_path = open_run(out, RUN_MANIFEST, config.manifest(), move_stale)
-    samples_dir = out / SAMPLES
-    samples_dir.mkdir(exist_ok=True)
+    (out / SAMPLES).mkdir(exist_ok=True)
     spec_by_name = {s.name: s for s in specs}
+    run = _RunContext(
+        config, registry, spec_by_name, records_path, str(out / SAMPLES), backend, progress
+    )
     records = load_records(records_path)
     if records and log:
         log(f"resuming: {len(done_tasks(records))} finished tasks found in {out / RECORDS}")
     selected: set[tuple[str, str]] | None = None
     for stage in range(config.escalation.stages):
-        # A case escalates as a whole: every implementation reruns, so they stay comparable.
-        keys = None if selected is None else {k for k, _ in selected}
-        pairs = [
-            (c, impl)
-            for c in cases
-            for impl in config.impls
-            if impl in spec_by_name[c.algorithm].implementations and (keys is None or c.key in keys)
-        ]
-        if not pairs:
+        runs = _stage_runs(run, cases, selected, stage)
+        if not runs:
             break
-        alpha_share = config.escalation.stage_alpha(config.alpha) / max(len(pairs), 1)
-        tasks = []
-        for c, impl in pairs:
-            n = config.escalation.sample_size(c.n, stage)
-            prefix = _prefix_mode(config, spec_by_name[c.algorithm], impl)
-            tasks.append(
-                Task(
-                    c,
-                    impl,
-                    stage,
-                    min(n, PREFIX_DRAWS) if prefix else n,
-                    config.seed,
-                    alpha_share,
-                    config.plugins,
-                    str(samples_dir),
-                    prefix,
-                )
-            )
-        done = done_tasks(records)
-        todo = [
-            EngineTask(t.id, execute, (t,), t.seed_key, t.id, _crashed)
-            for t in tasks
-            if t.id not in done
-        ]
-        run_tasks(todo, records_path, backend, progress, f"stage {stage + 1}", _save_samples)
-        for c in {t.case.key: t.case for t in tasks}.values():
-            aid = f"agreement|{c.key}|stage{stage}"
-            if aid in done:
-                continue
-            recs = _agreement_records(config, c, stage, str(samples_dir), spec_by_name, registry)
-            if recs:
-                append_task(records_path, aid, recs)
+        _run_stage(run, runs, stage, done_tasks(records))
         records = load_records(records_path)
         decided = decide(records, config)
         selected = decided["escalate"].get(stage + 1)
-        if not selected:
+        if not selected or (until_failure and _statistical_failure(decided["verdicts"])):
             break
-    decided = decide(records, config)
-    summary = {
-        "config": config.manifest(),
-        "provenance": provenance(),
-        "verdicts": decided["verdicts"],
-        "passed": all(v["verdict"] == "pass" for v in decided["verdicts"]),
-        "cases": len(cases),
-    }
-    write_json(out / SUMMARY, summary)
-    return summary
+    return _summarise(config, records, len(cases), out)
+
+
+def _statistical_failure(verdicts: list[dict[str, Any]]) -> bool:
+    """A failed gate other than "runs" (the sampler raised) and "coverage"."""
+    return any(v["verdict"] == "fail" and v["gate"] not in NON_STATISTICAL for v in verdicts)

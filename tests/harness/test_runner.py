@@ -175,3 +175,28 @@ def test_an_algorithm_no_gate_covers_yet_fails_loudly(tmp_path):
     summary = verify(config, tmp_path / "run", workers=1, progress=False)
     assert not summary["passed"]
     assert {v["gate"] for v in summary["verdicts"]} == {"coverage"}
+
+
+LEAKY = RunConfig(
+    algorithms=("leaky-borderline", "leaky-broken"),
+    impls=("reference",),
+    plugins=(str(Path(__file__).resolve().parent / "data" / "leaky_runs.py"),),
+)
+
+
+def test_until_failure_runs_no_stage_after_a_statistical_failure(tmp_path):
+    def stages(summary):
+        return {
+            (v["algorithm"], v["gate"]): (v["stage"], v["decision"]) for v in summary["verdicts"]
+        }
+
+    full = stages(verify(LEAKY, tmp_path / "full", 1, False, scheduler="inprocess"))
+    # The control: without the option the borderline sampler escalates and fails at stage 1.
+    assert full["leaky-broken", "chi-square"] == (0, "fail")
+    assert full["leaky-borderline", "chi-square"] == (1, "fail")
+    fast = verify(LEAKY, tmp_path / "fast", 1, False, scheduler="inprocess", until_failure=True)
+    assert not fast["passed"]
+    quick = stages(fast)
+    assert quick["leaky-broken", "chi-square"] == (0, "fail")
+    assert quick["leaky-borderline", "chi-square"] == (0, "escalate")  # left inconclusive
+    assert {r["stage"] for r in load_records(tmp_path / "fast" / RECORDS)} == {0}

@@ -25,7 +25,7 @@ from harness.experiments.report_parts import cell, table
 from harness.figures import ecdf_band_svg
 from harness.gates.ecdf_bands import ecdf_band
 from harness.registry import build_registry, registry_for
-from harness.runner import RunConfig, verify
+from harness.runner import NON_STATISTICAL, RunConfig, verify
 from harness.verification import plan_cases
 
 PLANTED_GLOB = "tests/plugins/planted_*.py"  # relative to the directory the command runs in
@@ -55,14 +55,15 @@ GATE_FIELDS += ("detectable_measure", "detail")
 @dataclass(frozen=True, kw_only=True)
 class GateQualityConfig(Config):
     experiment = "gate-quality"
-    seeds: int = param(low=10, quick=10, full=500, doc="seeds per algorithm")
-    # The quick level's false-failure part is a smoke test (10 seeds); the rates come from the
-    # full level. Chains at 20000 steps, with exact-start's 20x reruns, took 7 of its 11 minutes.
+    # The quick level's false-failure part is a smoke test: every gate on every algorithm's first
+    # five quick cases (seed s on case s mod cases). The rates come from the full level. Five
+    # seeds is the least the claims' bootstrap over seeds takes.
+    seeds: int = param(low=5, quick=5, full=500, doc="seeds per algorithm")
     n: int = param(
         low=100, quick=5_000, full=20_000, doc="draws or steps per seed (fewer where verify's are)"
     )
     alpha: float = param(0.05, low=0.0, high=1.0, open=True, doc="alpha")
-    chunk: int = param(low=1, quick=10, full=25, doc="seeds per task")
+    chunk: int = param(low=1, quick=5, full=25, doc="seeds per task")
     catch_levels: tuple[str, ...] = param(
         choices=LEVELS, quick=("quick",), full=("quick", "full"), doc="planted bugs at levels"
     )
@@ -111,14 +112,18 @@ def planted_bugs(files: tuple[str, ...]) -> list[dict[str, str]]:
 
 
 def catch(bug: dict[str, str], level: str, seed: int, rng: np.random.Generator) -> Records:
-    """``harness verify`` of the bug: caught when a gate but runs/coverage fails (no ``rng``)."""
+    """``harness verify`` of the bug: caught when a gate but runs/coverage fails (no ``rng``).
+    No stage runs after a statistical failure (``until_failure``): whether it is caught is the
+    same, and ``failed_gates`` lists the gates that had failed by then."""
     plugin = str(Path(bug["file"]).resolve())
     config = RunConfig((bug["name"],), ("reference",), level, seed, plugins=(plugin,))
     with tempfile.TemporaryDirectory(prefix="planted-") as tmp:
-        done = verify(config, Path(tmp) / "run", workers=1, progress=False, scheduler="inprocess")
+        done = verify(
+            config, Path(tmp) / "run", 1, False, scheduler="inprocess", until_failure=True
+        )
     verdicts = done["verdicts"]
     failed = [v for v in verdicts if v["verdict"] == "fail"]
-    statistical = [v for v in failed if v["gate"] not in ("runs", "coverage")]
+    statistical = [v for v in failed if v["gate"] not in NON_STATISTICAL]
     record = {"type": "catch", **bug, "level": level, "caught": bool(statistical)}
     record["crashed"] = any(v["gate"] == "runs" for v in failed)
     record["failed_gates"] = sorted({v["gate"] for v in statistical})
@@ -197,7 +202,7 @@ class GateQuality(Experiment[GateQualityConfig]):
         "every registered algorithm over many seeds (each seed one of the cases `harness verify "
         "--level quick` runs), each gate's rejection rate at alpha = 0.05 with a 99.9% interval "
         "and the uniformity of its p-values; then `harness verify` on every planted bug in "
-        "tests/plugins/planted_*.py. quick: 10 seeds (a smoke check; the rates are decided at "
+        "tests/plugins/planted_*.py. quick: 5 seeds (a smoke check; the rates are decided at "
         "full), bugs at the default level; full: 500 seeds, bugs at both levels. --part "
         "false-failures|catch."
     )

@@ -130,10 +130,10 @@ def test_task_keys_and_seeds_match_the_old_records() -> None:
     config = GATES.config("quick", 3)
     tasks = {t.key: t for t in GATES.plan(config, [], "all")}
     first = tasks["ffr|gumbel-max|0"]
-    assert first.inputs == ("gumbel-max", 0, 10, 5_000, 0.05, "numba")
+    assert first.inputs == ("gumbel-max", 0, 5, 5_000, 0.05, "numba")
     assert first.seed is not None and first.seed.entropy == 3
     assert first.seed.spawn_key == label_words("ffr|gumbel-max|0")
-    assert "ffr|gumbel-max|10" not in tasks
+    assert "ffr|gumbel-max|5" not in tasks
     catch = tasks["catch|quick|planted-gumbel-max-clipped-uniform"]
     assert catch.inputs[1:] == ("quick", 3) and catch.inputs[0]["file"].startswith("tests/")
     full = GATES.config("full")
@@ -151,7 +151,7 @@ def test_the_manifest_gives_back_the_config() -> None:
 @pytest.mark.parametrize(
     ("change", "name"),
     [
-        ({"seeds": 5}, "seeds"),
+        ({"seeds": 4}, "seeds"),
         ({"n": 10}, "n"),
         ({"alpha": 1.0}, "alpha"),
         ({"alpha": 0.0}, "alpha"),
