@@ -29,6 +29,14 @@ from harness.report_bands import (
     verdict_bands,
     with_false_pass,
 )
+from harness.report_glance import (
+    failure_line,
+    missing_inputs,
+    not_run,
+    numeric_columns,
+    run_glance,
+    stage_level,
+)
 from harness.runner import SAMPLES, SUMMARY, RunConfig, decide, load_sample
 from harness.speed_limits import is_speed_limits, limits_section, load_speed_limits
 from harness.store import RECORDS, RUN_MANIFEST, load_records
@@ -141,7 +149,8 @@ def experiment_section(path: Path) -> dict[str, Any]:
     return section(get_experiment(str(experiment_of(path))), path)
 
 
-def verification_section(summary: dict[str, Any]) -> dict[str, Any]:
+def verification_section(summary: dict[str, Any], number: int = 1) -> dict[str, Any]:
+    """Section 1's part for one run; ``number`` makes its anchor (``run-1``, ...)."""
     run = Path(summary["run"])
     verdicts = sorted(
         with_false_pass(summary["verdicts"], summary["records"]),
@@ -161,12 +170,14 @@ def verification_section(summary: dict[str, Any]) -> dict[str, Any]:
     failed = [v for v in verdicts if v["verdict"] == "fail"]
     return {
         "kind": "verification",
+        "anchor": f"run-{number}",
         "run": str(run),
         "config": summary["config"],
         "provenance": summary.get("provenance", {}),
         "complete": summary.get("complete", True),
         "verdicts": verdicts,
         "failed": failed,
+        "failure_lines": [failure_line(v, stage_level(summary["config"])) for v in failed],
         "passed": not failed and bool(verdicts),
         "figures": figures,
         "bands": verdict_bands(verdicts, summary["records"]),
@@ -282,47 +293,6 @@ def _experiment_family(section: dict[str, Any]) -> str:
     return str(section.get("paper", "")).split(",", 1)[0] or "other"
 
 
-def missing_inputs(
-    inputs: ReportInputs, verification: list[dict[str, Any]], speed: dict[str, Any]
-) -> list[str]:
-    """What this report does not cover, so a partial report says so instead of looking whole."""
-    from harness.experiments import EXPERIMENTS
-    from harness.experiments.framework import experiment_of
-    from harness.registry import build_registry
-
-    lines = []
-    names = [s.name for s in build_registry()]
-    if not inputs.runs:
-        lines.append("No verification run was given: section 1 is empty (`harness verify`).")
-    else:
-        seen = {v["algorithm"] for s in verification for v in s["verdicts"]}
-        lacking = [n for n in names if n not in seen]
-        if lacking:
-            lines.append(f"Registered algorithms without verdicts: {', '.join(lacking)}.")
-        for s in verification:
-            if not s["complete"]:
-                lines.append(f"Verification run {s['run']} is incomplete (interrupted?).")
-    done = {experiment_of(p) for p in inputs.experiments}
-    absent = [e.name for e in EXPERIMENTS if e.name not in done]
-    if absent:
-        lines.append(
-            f"Paper experiments not included: {', '.join(absent)} (`harness reproduce NAME`)."
-        )
-    if not inputs.benchmarks:
-        lines.append("No pytest-benchmark JSON: section 4 is empty (`make bench`).")
-    else:
-        lacking = [n for n in names if n not in speed["timed"]]
-        if lacking:
-            lines.append(f"Algorithms without a reference-vs-Numba timing: {', '.join(lacking)}.")
-    if not inputs.limits:
-        lines.append(
-            "No speed-limits JSON: the ratios against their limits are not shown (`make bench`)."
-        )
-    if not inputs.asv:
-        lines.append("No asv results folder: section 5 is empty (`make bench` or `asv run`).")
-    return lines
-
-
 def _gib(ram: Any) -> str:
     """asv stores RAM as a byte count in a string."""
     try:
@@ -417,7 +387,7 @@ def build_context(paths: list[Path]) -> dict[str, Any]:
     bench = [load_pytest_benchmark(p) for p in inputs.benchmarks]
     limits = [load_speed_limits(p) for p in inputs.limits]
     hardware = [load_hardware(p) for p in inputs.hardware]
-    verification = [verification_section(s) for s in summaries]
+    verification = [verification_section(s, k) for k, s in enumerate(summaries, 1)]
     families: dict[str, list[dict[str, Any]]] = {}
     for path in inputs.experiments:
         section = experiment_section(path)
@@ -434,7 +404,8 @@ def build_context(paths: list[Path]) -> dict[str, Any]:
         "hardware": hardware_section(hardware),
         "timings": asv_section(asv),
         "provenance": provenance_rows(verification, inputs, asv, bench),
-        "missing": missing_inputs(inputs, verification, speed),
+        "glance": [run_glance(s) for s in verification],
+        "not_run": not_run(missing_inputs(inputs, verification, set(speed["timed"]))),
     }
 
 
@@ -443,6 +414,7 @@ def write_report(runs: list[Path], output: Path) -> Path:
         loader=PackageLoader("harness", "templates"),
         autoescape=select_autoescape(["html", "j2"], default=True),
     )
+    env.globals["numeric_columns"] = numeric_columns
     html = env.get_template("report.html.j2").render(**build_context(runs))
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = output.with_suffix(".tmp")

@@ -100,12 +100,15 @@ def with_false_pass(
     verdicts: list[dict[str, Any]], records: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """The verdicts, each with its record's false-pass rate as ``false_pass`` (dict or None) and
-    as the verdict table's text (``false_pass_text``)."""
+    as the verdict table's text (``false_pass_text``), and the gate's share of alpha (the level
+    its detectable effect is computed at) as ``alpha_share``."""
     index = records_by_verdict(records)
     out = []
     for v in verdicts:
-        fp = (index.get((*_key(v), v.get("stage"))) or {}).get("false_pass")
-        out.append({**v, "false_pass": fp, "false_pass_text": false_pass_text(fp)})
+        record = index.get((*_key(v), v.get("stage"))) or {}
+        fp = record.get("false_pass")
+        extra = {"false_pass": fp, "false_pass_text": false_pass_text(fp)}
+        out.append({**v, **extra, "alpha_share": record.get("alpha")})
     return out
 
 

@@ -169,6 +169,15 @@ class CellExperiment(Experiment[C]):
         cs = self.cells(config)
         return [task(config, c.key, run_cell, c, label=f"{c.series} x={c.x:g}") for c in cs]
 
+    def warm(self) -> None:
+        """One untimed draw of each (sampler, target, params) of the quick cells in each worker,
+        so no cell's time includes its compilation (or its load from Numba's cache)."""
+        first: dict[tuple[str, str, str, str], Cell] = {}
+        for c in self.cells(self.config("quick")):
+            first.setdefault((c.algorithm, c.impl, c.target, str(sorted(c.params.items()))), c)
+        for c in first.values():
+            run_cell(dataclasses.replace(c, draws=1), np.random.default_rng(0))
+
     def guides(self, config: C) -> list[Line]:
         """Dashed curves beside ours (an exact expectation)."""
         return []

@@ -13,6 +13,7 @@ list, the records table and the frame of the report section.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import time
@@ -39,6 +40,8 @@ from harness.store import (
 from harness.text_table import text_table
 
 CLAIMS = "claims.json"
+#: Each ``harness reproduce`` call's wall time and tasks run, appended as the call ends.
+WALL = "wall.json"
 #: The terminal shows the records table only up to this many rows (the report shows all).
 TERMINAL_ROWS = 40
 C = TypeVar("C", bound=Config)
@@ -200,21 +203,24 @@ def run(
     planned: set[str] = set()
     stamp = _stamp(experiment.name)
     ran = 0
-    while True:
-        tasks = experiment.plan(config, records, part)
-        planned |= {t.key for t in tasks}
-        todo = [t for t in tasks if t.key not in done_tasks(records)]
-        if ran == 0:
-            log(
-                f"{experiment.name}: {len(tasks)} tasks planned, {len(already & planned)} "
-                f"already on disk, {len(todo)} to run now"
-            )
-        elif todo:
-            log(f"{experiment.name}: {len(todo)} more tasks planned from the results so far")
-        if not todo:
-            break
-        ran += run_tasks(todo, path, backend, progress, experiment.name, stamp)
-        records = load_records(path)
+    try:
+        while True:
+            tasks = experiment.plan(config, records, part)
+            planned |= {t.key for t in tasks}
+            todo = [t for t in tasks if t.key not in done_tasks(records)]
+            if ran == 0:
+                log(
+                    f"{experiment.name}: {len(tasks)} tasks planned, {len(already & planned)} "
+                    f"already on disk, {len(todo)} to run now"
+                )
+            elif todo:
+                log(f"{experiment.name}: {len(todo)} more tasks planned from the results so far")
+            if not todo:
+                break
+            ran += run_tasks(todo, path, backend, progress, experiment.name, stamp)
+            records = load_records(path)
+    finally:  # an interrupted call's finished tasks took time too
+        _log_wall(out, time.perf_counter() - start, len(done_tasks(load_records(path)) - already))
     mine = _planned_records(experiment, config, records)
     verdicts = judged(experiment, config, mine)
     write_json(out / CLAIMS, [v.to_dict() for v in verdicts])
@@ -228,6 +234,27 @@ def run(
         text=text,
         verdicts=tuple(verdicts),
     )
+
+
+def _log_wall(out: Path, wall_s: float, tasks: int) -> None:
+    """Append a call that ran tasks to OUT/wall.json; a call that only resumed adds nothing."""
+    if tasks:
+        path = out / WALL
+        calls = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
+        write_json(path, [*calls, {"wall_s": wall_s, "tasks": tasks}])
+
+
+def recorded_wall(out: Path) -> dict[str, Any] | None:
+    """The wall time of the calls that ran this directory's tasks (None where not recorded)."""
+    path = Path(out) / WALL
+    if not path.is_file():
+        return None
+    calls = json.loads(path.read_text(encoding="utf-8"))
+    return {
+        "wall_s": sum(float(c["wall_s"]) for c in calls),
+        "invocations": len(calls),
+        "tasks": sum(int(c["tasks"]) for c in calls),
+    }
 
 
 def _planned_records(experiment: Experiment[Any], config: Config, records: Records) -> Records:
@@ -328,7 +355,7 @@ def section(experiment: Experiment[Any], out: Path) -> dict[str, Any]:
         "missing": len(planned - present),
         "planned": len(planned),
         "code_versions": [made_by.get("source_digest", "?")],
-        "wall_s": sum(float(r.get("wall_s") or 0.0) for r in records),
+        "wall": recorded_wall(out),
         "notes": list(config.notes),
         "skipped": experiment.skipped(config),
         "claims": [v.to_dict() for v in verdicts],

@@ -77,8 +77,13 @@ def test_report_has_all_six_sections_from_small_real_results(tmp_path):
     assert all(h.startswith("#") for h in re.findall(r'href="([^"]*)"', html))
     assert all(u.startswith("#") for u in re.findall(r"url\(([^)]*)\)", html))  # SVG clip ids
     assert "@import" not in html and "<script" not in html
-    # Partial: no experiment directory was given, and the page says so.
-    assert "This report is partial" in html and "Paper experiments not included" in text
+    # Partial: no experiment directory was given, and the page says so in one collapsed line.
+    folded = re.search(
+        r'<details class="not-run"[^>]*><summary>(.*?)</summary>(.*?)</details>', html, re.S
+    )
+    assert folded and "Not in this report: " in folded.group(1) and "\n" not in folded.group(1)
+    assert "paper experiments" in folded.group(1)
+    assert "Paper experiments not included" in folded.group(2)
 
 
 def test_speedups_use_side_by_side_medians_and_quartiles():
@@ -119,3 +124,55 @@ def test_report_rejects_unknown_inputs_before_writing(tmp_path, make, match):
     with pytest.raises(ValueError, match=match):
         write_report([bad], out)
     assert not out.exists()
+
+
+def test_numeric_columns_and_their_headers_align_right(tmp_path):
+    from harness.experiments.report_parts import cell, table
+    from harness.report_glance import numeric_columns
+
+    t = table(
+        "t",
+        ["name", "n", "ratio", "mixed", "tagged"],
+        [
+            [cell("a"), cell("12"), cell("3/4"), cell("1.5"), cell("x [1, 2]", "num")],
+            [cell("b"), cell("-"), cell("1e-05"), cell("about 2"), cell("-", "num")],
+        ],
+    )
+    assert numeric_columns(t) == [False, True, True, False, True]
+    html = write_report(small_real_inputs(tmp_path), tmp_path / "r.html").read_text()
+    # Every header over a column of numbers aligns right like its cells, and the CSS says so.
+    assert re.search(r"th\.num, td\.num \{ text-align: right;", html)
+    tables = re.findall(r'<div class="scroll"><table>(.*?)</table>', html, re.S)
+    assert len(tables) >= 3
+    for body in tables:
+        rows = re.findall(r"<tr>(.*?)</tr>", body, re.S)
+        heads = re.findall(r"<th( class=\"num\")?>", rows[0])
+        for k, head in enumerate(heads):
+            cells = [re.findall(r'<td class="([^"]*)"', r)[k : k + 1] for r in rows[1:]]
+            classes = [c[0].split() for c in cells if c]
+            if classes and all("num" in c for c in classes):
+                assert head, (k, rows[0][:200])
+
+
+def test_an_experiment_section_states_the_wall_time_of_the_calls_that_ran_it(tmp_path):
+    from harness.experiments.framework import WALL
+    from harness.experiments.potts import Potts
+    from harness.experiments.potts.settings import PottsConfig, paper_samplers
+    from tests.harness.experiments.tiny import run_tiny
+
+    config = PottsConfig(
+        level="quick",
+        seed=0,
+        side=3,
+        D=3,
+        replicates=2,
+        checkpoints=4,
+        samplers=paper_samplers(200, 10),
+    )
+    first = run_tiny(Potts(), config, tmp_path / "potts")
+    assert run_tiny(Potts(), config, tmp_path / "potts").ran == 0  # a resume adds no call
+    (call,) = json.loads((tmp_path / "potts" / WALL).read_text())
+    assert call["tasks"] == first.ran and 0 < call["wall_s"] <= first.wall_s
+    text = _text(write_report([tmp_path / "potts"], tmp_path / "r.html").read_text())
+    want = f"{call['wall_s']:.0f} s of wall time over 1 harness reproduce call that ran {first.ran}"
+    assert want in text

@@ -3,6 +3,7 @@ false-pass rate of every verdict."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -61,3 +62,22 @@ def test_a_calibration_file_is_an_input_with_its_p_value_bands(html: str, inputs
     assert len(bad) == 1 and int(bad[0][1]) > 0 and "ecdf-exits" in bad[0][2]
     assert any(f[0] == "pass" and f[1] == "0" for f in figures)
     assert "a bug of Cohen&#39;s w = 0.1 passes" in part and "undecided after 20 seeds" in part
+
+
+def test_the_first_screen_gives_the_failure_p_value_against_its_level(
+    html: str, inputs: list
+) -> None:
+    """Above the table of contents: the counts, and the failure's Holm-adjusted p-value beside
+    the level it was judged at and the effect its gate could detect."""
+    from harness.report_glance import stage_level
+
+    summary = json.loads((inputs[0] / "summary.json").read_text())
+    (failed,) = [v for v in summary["verdicts"] if v["verdict"] == "fail"]
+    first = html[: html.index("<nav>")]
+    passed = len(summary["verdicts"]) - 1
+    assert f"Verification: {passed} of {len(summary['verdicts'])} verdicts pass, 1 fail." in first
+    row = re.search(r'<tr class="failure">(.*?)</tr>', first, re.S)
+    assert row and FAILING in row.group(1)
+    assert f"{failed['adjusted_p']:.2g} (Holm)" in row.group(1)
+    assert f"&lt; {stage_level(summary['config']):.2g}" in row.group(1)
+    assert f"sup |F - F0| &gt;= {failed['detectable']:.2g}" in row.group(1)
