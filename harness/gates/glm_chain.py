@@ -35,7 +35,7 @@ from harness.gates.mcmc import ess_rhat
 from harness.gates.result import GateContext, GateResult
 from harness.gates.sbc import sbc_pit, sbc_uniformity
 from harness.gates.thinning import quantile_indicators, thinning_lag
-from harness.targets.glm import MAX_QUADRATURE_D
+from harness.targets.glm_quadrature import MAX_QUADRATURE_D
 
 #: SBC: simulated data sets (at least; one per SBC_STEPS_PER_REPLICATION steps of the chain
 #: under test, so a run escalated to 4x the steps gets 4x the replications), and chain steps

@@ -34,7 +34,6 @@ so the methods are not vectorised NumPy.)
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -45,9 +44,11 @@ import numpy as np
 from scipy import optimize, special
 
 from harness.spec import Param, finite_number
-from harness.targets.box_density import NORMAL, BoxDensityTarget, QuadratureTruth, quadrature_truth
+from harness.targets.box_density import QuadratureTruth
+from harness.targets.glm_bound_check import check_bounds
 from harness.targets.glm_data import GLMData, categorical
 from harness.targets.glm_kernels import (
+    EPS,
     LOGISTIC,
     ROBUST,
     SOFTMAX,
@@ -62,18 +63,15 @@ from harness.targets.glm_kernels import (
     log_lik_total_nb,
     log_prior_value_nb,
 )
+from harness.targets.glm_quadrature import glm_quadrature
 
 MODELS = ("logistic", "softmax", "robust")
 MODEL_CODES = {"logistic": LOGISTIC, "softmax": SOFTMAX, "robust": ROBUST}
 TUNINGS = ("untuned", "map")
-#: Subtracted from every bound's constant, so log L - log B >= EPS (notes Sec. 1).
-EPS = 1e-6
 #: Untuned expansion points (the authors' code defaults, notes Sec. 3).
 UNTUNED_XI_LOGISTIC = 1.5
 UNTUNED_PSI_SOFTMAX = 1.5
 UNTUNED_XI_ROBUST = 0.0
-#: The largest D with a quadrature ground truth.
-MAX_QUADRATURE_D = 2
 
 
 # -- the target ---------------------------------------------------------------------------------
@@ -91,16 +89,6 @@ class MapCost:
     seconds: float
     converged: bool
     message: str
-
-
-@dataclass(frozen=True)
-class BoundCheck:
-    """What :func:`check_bounds` looked at: thetas, data per theta, and the smallest gap
-    log L_n - log B_n it saw (>= EPS up to rounding where the bounds are right)."""
-
-    thetas: int
-    data: int
-    min_gap: float
 
 
 @dataclass(frozen=True, eq=False)
@@ -570,87 +558,3 @@ def with_raised_bound(target: GLMTarget, idx: Any, amount: float) -> GLMTarget:
         f"{target.name}-raised-bound",
         {**target.meta, "planted": "raised bound"},
     )
-
-
-# -- bound check -------------------------------------------------------------------------------
-
-
-def _check_thetas(
-    target: GLMTarget, rng: np.random.Generator, points: int
-) -> list[tuple[str, np.ndarray]]:
-    """The tuning point, then ``points`` random thetas: half around it at scales prior_sd *
-    1e-3 .. 1 (where the chain and the tight bounds are), half from the prior."""
-    thetas = [("the tuning point", target.theta_tuning)]
-    scales = target.prior_sd * np.array([1e-3, 1e-2, 1e-1, 1.0])
-    for k in range(points - points // 2):
-        step = scales[k % scales.size] * rng.standard_normal(target.D)
-        thetas.append(("near the tuning point", target.theta_tuning + step))
-    for _ in range(points // 2):
-        thetas.append(("a prior draw", target.prior_sd * rng.standard_normal(target.D)))
-    return thetas
-
-
-def check_bounds(
-    target: GLMTarget, rng: np.random.Generator, points: int = 8, sample: int | None = None
-) -> BoundCheck:
-    """log B_n < log L_n for ``sample`` random data (all when None) at the tuning point and at
-    ``points`` random thetas (notes Sec. 9.1). A violation is a ValueError naming the datum,
-    theta and both values. A probe, not a proof: the bounds are proved in the module docstring's
-    sources; this catches a wrong constant or sign."""
-    N = target.N
-    idx = np.arange(N) if sample is None or sample >= N else np.sort(rng.choice(N, sample, False))
-    thetas = _check_thetas(target, rng, points)
-    min_gap = math.inf
-    for where, theta in thetas:
-        ll, lb = target.log_lik(theta, idx), target.log_bound(theta, idx)
-        gap = ll - lb
-        bad = ~(gap > 0.0)  # NaN counts as a violation
-        if np.any(bad):
-            i = int(np.flatnonzero(bad)[np.argmin(np.nan_to_num(gap[bad], nan=-np.inf))])
-            raise ValueError(
-                f"the bound of datum n = {int(idx[i])} is invalid at theta = "
-                f"{np.array2string(theta, precision=6, threshold=8)} ({where}): log B_n = "
-                f"{lb[i]:.17g} > log L_n = {ll[i]:.17g}; valid: log B_n < log L_n at every "
-                f"theta (bounds keep a gap >= EPS = {EPS:g})"
-            )
-        min_gap = min(min_gap, float(gap.min()))
-    return BoundCheck(len(thetas), int(idx.size), min_gap)
-
-
-# -- quadrature ground truth (D <= 2) ----------------------------------------------------------
-
-
-def _packed_log_lik(code: int, nu: float) -> Callable[[np.ndarray, np.ndarray], float]:
-    """o(theta, data) = sum_n log L_n with data = [X | t]: the box-density form, compilable."""
-
-    def o(theta: np.ndarray, data: np.ndarray) -> float:
-        return log_lik_total_nb(code, data[:, :-1], data[:, -1], nu, theta)
-
-    return o
-
-
-def _no_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
-    return math.inf
-
-
-def glm_quadrature(target: GLMTarget, points: int | None = None) -> QuadratureTruth:
-    """log Z and every marginal CDF of a D <= 2 posterior by Simpson's rule on a grid (the
-    box-density quadrature, harness/targets/box_density.py: the prior is the box's normal
-    proposal, o = sum_n log L_n, the box all of R^D, narrowed to where the mass lies).
-    ``log_z_error``/``cdf_error`` are the differences from the same rule on every other point.
-    Cost: about 10 grids of (2^16 + 1) points (D = 1) or (2^10 + 1)^2 (D = 2), N terms each."""
-    if target.D > MAX_QUADRATURE_D:
-        raise ValueError(
-            f"D = {target.D} is invalid for glm_quadrature; valid: D <= {MAX_QUADRATURE_D}"
-        )
-    D = target.D
-    box = BoxDensityTarget(
-        lo=np.full(D, -np.inf),
-        hi=np.full(D, np.inf),
-        proposal=np.array([[NORMAL, 0.0, target.prior_sd]] * D),
-        data=np.column_stack([target.X, target.t]),
-        log_lik=_packed_log_lik(target.code, target.nu),
-        bound=_no_bound,
-        name=f"{target.name}-quadrature",
-    )
-    return quadrature_truth(box, points)

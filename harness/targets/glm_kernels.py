@@ -18,6 +18,10 @@ from numba.extending import register_jitable
 LOGISTIC, SOFTMAX, ROBUST = 0, 1, 2
 
 
+#: Subtracted from every bound's constant, so log L - log B >= EPS (notes Sec. 1).
+EPS = 1e-6
+
+
 # -- scalar helpers (NumPy reference in Python, inlined when a kernel is compiled) -------------
 
 
