@@ -156,21 +156,10 @@ def test_numeric_columns_and_their_headers_align_right(tmp_path):
 
 def test_an_experiment_section_states_the_wall_time_of_the_calls_that_ran_it(tmp_path):
     from harness.experiments.framework import WALL
-    from harness.experiments.potts import Potts
-    from harness.experiments.potts.settings import PottsConfig, paper_samplers
-    from tests.harness.experiments.tiny import run_tiny
+    from tests.harness.experiments.tiny import tiny_potts
 
-    config = PottsConfig(
-        level="quick",
-        seed=0,
-        side=3,
-        D=3,
-        replicates=2,
-        checkpoints=4,
-        samplers=paper_samplers(200, 10),
-    )
-    first = run_tiny(Potts(), config, tmp_path / "potts")
-    assert run_tiny(Potts(), config, tmp_path / "potts").ran == 0  # a resume adds no call
+    first = tiny_potts(tmp_path / "potts")
+    assert tiny_potts(tmp_path / "potts").ran == 0  # a resume adds no call
     (call,) = json.loads((tmp_path / "potts" / WALL).read_text())
     assert call["tasks"] == first.ran and 0 < call["wall_s"] <= first.wall_s
     text = _text(write_report([tmp_path / "potts"], tmp_path / "r.html").read_text())

@@ -32,22 +32,29 @@ def chromium() -> str | None:
     return None
 
 
-def render(browser: str, page: Path, shot: Path) -> tuple[float, list[str]]:
-    """Screenshot ``page``; returns the wall time and the console lines Chromium logged."""
-    args = [
+def headless(browser: str, profile: Path, width: int, height: int, *flags: str) -> list[str]:
+    """Headless Chromium's command line with its own profile folder; ``flags`` end with what
+    to do (``--screenshot=...`` or ``--dump-dom``) and the page's URI."""
+    return [
         browser,
         "--headless",
         "--no-sandbox",
         "--disable-gpu",
         "--hide-scrollbars",
         "--no-first-run",
-        f"--user-data-dir={shot.parent / ('profile-' + shot.stem)}",
-        "--enable-logging=stderr",
-        "--v=0",
-        "--window-size=1280,2400",
-        f"--screenshot={shot}",
-        page.resolve().as_uri(),
+        f"--user-data-dir={profile}",
+        f"--window-size={width},{height}",
+        *flags,
     ]
+
+
+def render(browser: str, page: Path, shot: Path) -> tuple[float, list[str]]:
+    """Screenshot ``page``; returns the wall time and the console lines Chromium logged."""
+    profile = shot.parent / ("profile-" + shot.stem)
+    logging = ("--enable-logging=stderr", "--v=0")
+    args = headless(
+        browser, profile, 1280, 2400, *logging, f"--screenshot={shot}", page.resolve().as_uri()
+    )
     t0 = time.perf_counter()
     done = run_command(args, timeout=120)
     wall = time.perf_counter() - t0
@@ -112,20 +119,9 @@ def test_a_full_run_report_is_small_and_opens_fast(browser, tmp_path):
 def test_the_claims_count_is_the_first_thing_under_the_title(browser, tmp_path):
     """The report's first screen counts the paper claims by verdict, with a link to each
     experiment; checked on the DOM Chromium builds from a tiny experiment run."""
-    from harness.experiments.potts import Potts
-    from harness.experiments.potts.settings import PottsConfig, paper_samplers
-    from tests.harness.experiments.tiny import run_tiny
+    from tests.harness.experiments.tiny import tiny_potts
 
-    config = PottsConfig(
-        level="quick",
-        seed=0,
-        side=3,
-        D=3,
-        replicates=2,
-        checkpoints=4,
-        samplers=paper_samplers(200, 10),
-    )
-    run_tiny(Potts(), config, tmp_path / "potts")
+    tiny_potts(tmp_path / "potts")
     report = write_report([tmp_path / "potts"], tmp_path / "report.html")
     done = run_command(
         [

@@ -96,21 +96,9 @@ def probe(chrome: str, page: Path, want: dict[str, list[str]], tmp: Path) -> dic
     probed = tmp / f"probed-{page.name}"
     script = PROBE.replace("WANT", json.dumps(want))
     probed.write_text(page.read_text().replace("</body>", script + "</body>"), encoding="utf-8")
-    done = run_command(
-        [
-            chrome,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-            "--no-first-run",
-            f"--user-data-dir={tmp / ('profile-probe-' + page.stem)}",
-            f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}",
-            "--dump-dom",
-            probed.resolve().as_uri(),
-        ],
-        timeout=120,
-    )
+    profile = tmp / ("profile-probe-" + page.stem)
+    dump = ("--dump-dom", probed.resolve().as_uri())
+    done = run_command(test_report_browser.headless(chrome, profile, *VIEWPORT, *dump), timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     found = re.search(r'<pre id="probe-out">(.*?)</pre>', done.stdout, re.S)
     assert found, "the probe wrote nothing"
@@ -189,20 +177,10 @@ def test_the_first_screen_shows_counts_and_the_failure_and_folds_what_was_not_ru
 
 
 def _render_at_viewport(chrome: str, page: Path, shot: Path) -> None:
+    profile = shot.parent / ("profile-" + shot.stem)
+    shoot = (f"--screenshot={shot}", page.resolve().as_uri())
     done = run_command(
-        [
-            chrome,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-            "--no-first-run",
-            f"--user-data-dir={shot.parent / ('profile-' + shot.stem)}",
-            f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}",
-            f"--screenshot={shot}",
-            page.resolve().as_uri(),
-        ],
-        timeout=120,
+        test_report_browser.headless(chrome, profile, *VIEWPORT, *shoot), timeout=120
     )
     assert done.returncode == 0, done.stderr[-2000:]
 

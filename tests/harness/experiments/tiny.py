@@ -45,3 +45,21 @@ def assert_decided(claims: Sequence[Claim], records: list[dict[str, Any]], want:
             assert f"the rule alone: {want};" in v.reason, (claim.id, v.reason)
         else:
             assert v.verdict == want, (claim.id, v.ours, v.reason)
+
+
+def tiny_potts(out: Path) -> RunSummary:
+    """The Potts experiment on a 3 x 3 grid with 3 colours, two replicates of the paper's
+    samplers: a real experiment section in seconds, for the report's tests."""
+    from harness.experiments.potts import Potts
+    from harness.experiments.potts.settings import PottsConfig, paper_samplers
+
+    config = PottsConfig(
+        level="quick",
+        seed=0,
+        side=3,
+        D=3,
+        replicates=2,
+        checkpoints=4,
+        samplers=paper_samplers(200, 10),
+    )
+    return run_tiny(Potts(), config, out)
