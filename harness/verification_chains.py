@@ -256,15 +256,14 @@ def _uniform_marginals(kept: np.ndarray, D: int, alpha: float) -> GateResult:
     ]
     p = min(1.0, kept.shape[1] * min(r.p_value for r in per))
     worst = max(per, key=lambda r: r.statistic)
-    return GateResult(
-        gate="marginal-symmetry",
-        statistic=worst.statistic,
-        p_value=p,
-        alpha=alpha,
-        passed=bool(p >= alpha),
-        n=int(kept.shape[0]),
-        detectable=worst.detectable,
-        detectable_measure=worst.detectable_measure,
+    return GateResult.of_test(
+        "marginal-symmetry",
+        worst.statistic,
+        p,
+        alpha,
+        kept.shape[0],
+        worst.detectable,
+        worst.detectable_measure,
         detail=f"{kept.shape[1]} variables against uniform, Bonferroni",
     )
 

@@ -233,15 +233,14 @@ def _sign_symmetry(target: Any, kept: np.ndarray, alpha: float) -> GateResult:
     p = float(min(1.0, d * per.min()))
     worst = int(np.argmin(per))
     z = float(stats.norm.isf(alpha / d / 2.0))
-    return GateResult(
-        gate="sign-symmetry",
-        statistic=float(abs(above[worst] / m - 0.5)),
-        p_value=p,
-        alpha=alpha,
-        passed=bool(p >= alpha),
-        n=m,
-        detectable=(z + _Z_POWER) * 0.5 / math.sqrt(m),
-        detectable_measure="|P(x_i > mid) - 1/2|",
+    return GateResult.of_test(
+        "sign-symmetry",
+        float(abs(above[worst] / m - 0.5)),
+        p,
+        alpha,
+        m,
+        (z + _Z_POWER) * 0.5 / math.sqrt(m),
+        "|P(x_i > mid) - 1/2|",
         detail=f"binomial test of P(x_i > {mid:g}) = 1/2 for each of {d} variables, Bonferroni",
     )
 

@@ -51,15 +51,14 @@ def _chisquare_detectable(n: int, bins: int, alpha: float) -> float:
 
 def _impossible(n: int, size: int, alpha: float, detail: str) -> GateResult:
     """The chi-square gate's verdict on a draw the law cannot produce: failed, p = 0."""
-    return GateResult(
-        gate="chi-square",
-        statistic=math.inf,
-        p_value=0.0,
-        alpha=alpha,
-        passed=False,
-        n=n,
-        detectable=_chisquare_detectable(n, size, alpha),
-        detectable_measure="Cohen's w",
+    return GateResult.of_test(
+        "chi-square",
+        math.inf,
+        0.0,
+        alpha,
+        n,
+        _chisquare_detectable(n, size, alpha),
+        "Cohen's w",
         detail=detail,
         false_pass=chisquare_false_pass(n, size, alpha),
     )
@@ -100,28 +99,26 @@ def chisquare_gof(values: np.ndarray, pmf: np.ndarray, alpha: float) -> GateResu
     exp = np.bincount(labels, weights=n * pmf, minlength=bins)
     exp *= n / exp.sum()
     if bins < 2:
-        return GateResult(
-            gate="chi-square",
-            statistic=0.0,
-            p_value=1.0,
-            alpha=alpha,
-            passed=True,
-            n=n,
-            detectable=math.nan,
-            detectable_measure="Cohen's w",
+        return GateResult.of_test(
+            "chi-square",
+            0.0,
+            1.0,
+            alpha,
+            n,
+            math.nan,
+            "Cohen's w",
             detail="one pooled cell: too few draws to test",
             false_pass=chisquare_false_pass(n, bins, alpha),
         )
     stat, p = stats.chisquare(obs, exp)
-    return GateResult(
-        gate="chi-square",
-        statistic=float(stat),
-        p_value=float(p),
-        alpha=alpha,
-        passed=bool(p >= alpha),
-        n=n,
-        detectable=_chisquare_detectable(n, bins, alpha),
-        detectable_measure="Cohen's w",
+    return GateResult.of_test(
+        "chi-square",
+        stat,
+        p,
+        alpha,
+        n,
+        _chisquare_detectable(n, bins, alpha),
+        "Cohen's w",
         detail=f"{bins} cells after pooling (expected >= 5) of {pmf.size}",
         false_pass=chisquare_false_pass(n, bins, alpha),
     )
@@ -149,15 +146,14 @@ def ks_1samp(
     measure = "sup |F - F0|"
     false_pass = ks_false_pass(n, alpha)
     if not np.all(np.isfinite(values)):
-        return GateResult(
-            gate=name,
-            statistic=math.inf,
-            p_value=0.0,
-            alpha=alpha,
-            passed=False,
-            n=n,
-            detectable=ks_detectable(n, alpha),
-            detectable_measure=measure,
+        return GateResult.of_test(
+            name,
+            math.inf,
+            0.0,
+            alpha,
+            n,
+            ks_detectable(n, alpha),
+            measure,
             detail="non-finite draws",
             false_pass=false_pass,
         )
@@ -167,15 +163,14 @@ def ks_1samp(
     # them; handing it the values just computed leaves its statistic and p-value unchanged.
     res = stats.ks_1samp(xs, lambda _: u, method="exact" if n <= 10_000 else "asymp")
     band = (ecdf_band(u, name),) if np.all(np.isfinite(u)) else ()
-    return GateResult(
-        gate=name,
-        statistic=float(res.statistic),
-        p_value=float(res.pvalue),
-        alpha=alpha,
-        passed=bool(res.pvalue >= alpha),
-        n=n,
-        detectable=ks_detectable(n, alpha),
-        detectable_measure=measure,
+    return GateResult.of_test(
+        name,
+        res.statistic,
+        res.pvalue,
+        alpha,
+        n,
+        ks_detectable(n, alpha),
+        measure,
         false_pass=false_pass,
         ecdf=band,
     )
@@ -190,15 +185,8 @@ def ks_2samp(a: np.ndarray, b: np.ndarray, alpha: float) -> GateResult:
     c_alpha = math.sqrt(-math.log(alpha / 2.0) / 2.0)
     scale = math.sqrt((n + m) / (n * m))
     detectable = c_alpha * scale + _Z_POWER * 0.5 * scale
-    return GateResult(
-        gate="ks-2samp",
-        statistic=float(res.statistic),
-        p_value=float(res.pvalue),
-        alpha=alpha,
-        passed=bool(res.pvalue >= alpha),
-        n=n + m,
-        detectable=detectable,
-        detectable_measure="sup |F_a - F_b|",
+    return GateResult.of_test(
+        "ks-2samp", res.statistic, res.pvalue, alpha, n + m, detectable, "sup |F_a - F_b|"
     )
 
 
@@ -217,27 +205,25 @@ def chisquare_2samp(a: np.ndarray, b: np.ndarray, D: int, alpha: float) -> GateR
         ]
     )
     if bins < 2:
-        return GateResult(
-            gate="chi-square-2samp",
-            statistic=0.0,
-            p_value=1.0,
-            alpha=alpha,
-            passed=True,
-            n=int(n + m),
-            detectable=math.nan,
-            detectable_measure="Cohen's w",
+        return GateResult.of_test(
+            "chi-square-2samp",
+            0.0,
+            1.0,
+            alpha,
+            n + m,
+            math.nan,
+            "Cohen's w",
             detail="one pooled cell: too few draws to test",
         )
     stat, p, _, _ = stats.chi2_contingency(table, correction=False)
     n_eff = int(n * m / (n + m))
-    return GateResult(
-        gate="chi-square-2samp",
-        statistic=float(stat),
-        p_value=float(p),
-        alpha=alpha,
-        passed=bool(p >= alpha),
-        n=int(n + m),
-        detectable=_chisquare_detectable(max(n_eff, 1), bins, alpha),
-        detectable_measure="Cohen's w (approx., n*m/(n+m))",
+    return GateResult.of_test(
+        "chi-square-2samp",
+        stat,
+        p,
+        alpha,
+        n + m,
+        _chisquare_detectable(max(n_eff, 1), bins, alpha),
+        "Cohen's w (approx., n*m/(n+m))",
         detail=f"{bins} cells after pooling",
     )

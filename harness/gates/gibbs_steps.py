@@ -113,15 +113,14 @@ def _rows(target: Any, W: Any, x: np.ndarray, y: np.ndarray, v: np.ndarray) -> n
 
 
 def _broken(name: str, alpha: float, n: int, why: str, bound: bool) -> GateResult:
-    return GateResult(
-        gate=name,
-        statistic=math.inf,
-        p_value=0.0,
-        alpha=alpha,
-        passed=False,
-        n=n,
-        detectable=math.nan,
-        detectable_measure="any step outside the declared kernel",
+    return GateResult.of_test(
+        name,
+        math.inf,
+        0.0,
+        alpha,
+        n,
+        math.nan,
+        "any step outside the declared kernel",
         multiple_testing=not bound,
         detail=why,
     )

@@ -139,15 +139,14 @@ def pair_independence_continuous(
     x = np.asarray(values, dtype=np.float64)
     K = BINS.check(bins)
     if not np.all(np.isfinite(x)):
-        return GateResult(
-            gate="pair-independence",
-            statistic=math.inf,
-            p_value=0.0,
-            alpha=alpha,
-            passed=False,
-            n=int(x.size),
-            detectable=math.nan,
-            detectable_measure="Cohen's w of the pair law against the product of its margins",
+        return GateResult.of_test(
+            "pair-independence",
+            math.inf,
+            0.0,
+            alpha,
+            x.size,
+            math.nan,
+            "Cohen's w of the pair law against the product of its margins",
             detail="non-finite draws",
         )
     # Fewer bins for few draws, so each cell of the table expects >= 5 pairs.
@@ -235,14 +234,6 @@ def error_runs(errors: np.ndarray, alpha: float) -> GateResult:
     else:
         detectable = math.nan
         detail += "; too few errors for any arrangement to be significant"
-    return GateResult(
-        gate="error-independence",
-        statistic=float(a),
-        p_value=p,
-        alpha=alpha,
-        passed=bool(p >= alpha),
-        n=n,
-        detectable=detectable,
-        detectable_measure=measure,
-        detail=detail,
+    return GateResult.of_test(
+        "error-independence", a, p, alpha, n, detectable, measure, detail=detail
     )

@@ -118,16 +118,8 @@ def moment_mean(values: np.ndarray, mean: float, sd: float, alpha: float) -> Gat
         f"chain mean {x.mean():.6g} vs {mean:.6g}: z = {z:.2f}, MCSE {mcse:.3g} "
         f"(ESS {ess:.0f} of {x.size})"
     )
-    return GateResult(
-        gate="moment-mean",
-        statistic=bias,
-        p_value=p,
-        alpha=alpha,
-        passed=bool(p >= alpha),
-        n=int(x.size),
-        detectable=detectable,
-        detectable_measure="|E x - mean| / sd",
-        detail=detail,
+    return GateResult.of_test(
+        "moment-mean", bias, p, alpha, x.size, detectable, "|E x - mean| / sd", detail=detail
     )
 
 
@@ -145,15 +137,14 @@ def moment_variance(values: np.ndarray, mean: float, variance: float, alpha: flo
         f"E (x - mean)^2 = {sq.mean():.6g} vs variance {variance:.6g} (ratio - 1 = {ratio:+.4f}): "
         f"z = {z:.2f}, MCSE {mcse:.3g} (ESS {ess:.0f} of {x.size})"
     )
-    return GateResult(
-        gate="moment-variance",
-        statistic=ratio,
-        p_value=p,
-        alpha=alpha,
-        passed=bool(p >= alpha),
-        n=int(x.size),
-        detectable=detectable,
-        detectable_measure="|E (x - mean)^2 / variance - 1|",
+    return GateResult.of_test(
+        "moment-variance",
+        ratio,
+        p,
+        alpha,
+        x.size,
+        detectable,
+        "|E (x - mean)^2 / variance - 1|",
         detail=detail,
     )
 
@@ -199,15 +190,14 @@ def marginal_moments(
     ]
     skipped = n_vars * (D - 1) - len(coords)
     if not coords:
-        return GateResult(
-            gate="moment-marginals",
-            statistic=0.0,
-            p_value=1.0,
-            alpha=alpha,
-            passed=True,
-            n=n,
-            detectable=math.nan,
-            detectable_measure="|P_chain(x_i = v) - P(x_i = v)|",
+        return GateResult.of_test(
+            "moment-marginals",
+            0.0,
+            1.0,
+            alpha,
+            n,
+            math.nan,
+            "|P_chain(x_i = v) - P(x_i = v)|",
             detail=f"no coordinate with n * min(p, 1 - p) >= {MIN_EXPECTED:g}: too few steps",
         )
     tests = [_z_test((X[:, i] == v).astype(np.float64), marg[i, v], tau) for i, v in coords]
@@ -228,14 +218,13 @@ def marginal_moments(
         + (f"; {skipped} rare coordinates untested" if skipped else "")
     )
     padj = float(adjusted.min())
-    return GateResult(
-        gate="moment-marginals",
-        statistic=float(max(gaps)),
-        p_value=padj,
-        alpha=alpha,
-        passed=bool(padj >= alpha),
-        n=n,
-        detectable=detectable,
-        detectable_measure="|P_chain(x_i = v) - P(x_i = v)| at the best-mixed coordinate",
+    return GateResult.of_test(
+        "moment-marginals",
+        float(max(gaps)),
+        padj,
+        alpha,
+        n,
+        detectable,
+        "|P_chain(x_i = v) - P(x_i = v)| at the best-mixed coordinate",
         detail=detail,
     )

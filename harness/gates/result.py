@@ -53,6 +53,32 @@ class GateResult:
             object.__setattr__(self, "false_pass", FalsePass.from_dict(self.false_pass))
         object.__setattr__(self, "ecdf", tuple(EcdfBand.from_dict(b) for b in self.ecdf))
 
+    @classmethod
+    def of_test(
+        cls,
+        gate: str,
+        statistic: float,
+        p_value: float,
+        alpha: float,
+        n: int,
+        detectable: float | None,
+        measure: str,
+        **rest: Any,
+    ) -> GateResult:
+        """A rejection test's verdict: it passes when ``p_value >= alpha``; ``rest`` sets the
+        other fields (detail, false_pass, ecdf, ...)."""
+        return cls(
+            gate=gate,
+            statistic=float(statistic),
+            p_value=float(p_value),
+            alpha=alpha,
+            passed=bool(p_value >= alpha),
+            n=int(n),
+            detectable=detectable,
+            detectable_measure=measure,
+            **rest,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         if self.interval is not None:

@@ -96,15 +96,14 @@ def transition_consistency(
     measure = "visit-weighted RMS Cohen's w of the rows, sqrt(sum_s N_s w_s^2 / sum_s N_s)"
     outside = (idx < 0) | (idx >= S)
     if outside.any():
-        return GateResult(
-            gate="transition-consistency",
-            statistic=math.inf,
-            p_value=0.0,
-            alpha=alpha,
-            passed=False,
-            n=n,
-            detectable=math.nan,
-            detectable_measure=measure,
+        return GateResult.of_test(
+            "transition-consistency",
+            math.inf,
+            0.0,
+            alpha,
+            n,
+            math.nan,
+            measure,
             detail=f"{int(outside.sum())} states outside the {S} enumerated states",
         )
     K = np.linalg.matrix_power(P, thin) if thin > 1 else P
@@ -118,15 +117,14 @@ def transition_consistency(
             tested.append((int(s), *res))
     untested = int(np.count_nonzero(visits)) - len(tested)
     if not tested:
-        return GateResult(
-            gate="transition-consistency",
-            statistic=0.0,
-            p_value=1.0,
-            alpha=alpha,
-            passed=True,
-            n=n,
-            detectable=math.nan,
-            detectable_measure=measure,
+        return GateResult.of_test(
+            "transition-consistency",
+            0.0,
+            1.0,
+            alpha,
+            n,
+            math.nan,
+            measure,
             detail=f"no state visited often enough to test ({untested} visited)",
         )
     p = np.array([t[2] for t in tested])
@@ -156,14 +154,6 @@ def transition_consistency(
         f"to {det_least:.3g} ({int(visits[least[0]])}); declared kernel error {err:.3g}"
         + (f"; {untested} rarely visited states untested" if untested else "")
     )
-    return GateResult(
-        gate="transition-consistency",
-        statistic=total,
-        p_value=p_gate,
-        alpha=alpha,
-        passed=bool(p_gate >= alpha),
-        n=n,
-        detectable=det_sum,
-        detectable_measure=measure,
-        detail=detail,
+    return GateResult.of_test(
+        "transition-consistency", total, p_gate, alpha, n, det_sum, measure, detail=detail
     )
