@@ -28,9 +28,6 @@ from scipy import integrate, interpolate, special
 
 from harness.targets.box_probes import check_functions, compiled, numba_problem
 
-#: o on the tensor grid of the axes given (harness/targets/glm_quadrature.py has one).
-OnGrid = Callable[[list[np.ndarray]], np.ndarray]
-
 NORMAL, UNIFORM, EXPONENTIAL = 0, 1, 2
 PROPOSALS = {"normal": NORMAL, "uniform": UNIFORM, "exponential": EXPONENTIAL}
 
@@ -332,19 +329,13 @@ def _o_on_plane(log_lik, data, xs, ys, out):  # pragma: no cover - compiled
             out[a, b] = log_lik(x, data)
 
 
-def _log_density_on(
-    target: BoxDensityTarget, axes: list[np.ndarray], o_on_grid: OnGrid | None = None
-) -> np.ndarray:
+def _log_density_on(target: BoxDensityTarget, axes: list[np.ndarray]) -> np.ndarray:
     """i + o on the tensor grid of ``axes`` (d = 1 or 2). i is a product, so it adds per axis;
-    o comes from ``o_on_grid`` where the caller has a faster evaluator; else o on a plane is
-    compiled when Numba can compile ``log_lik`` (a million points), or looped."""
+    o on a plane is compiled when Numba can compile ``log_lik`` (a million points), else looped."""
     log_i = [
         np.array([log_density_1d(int(c), a, b, target.lo[j], v) for v in axis])
         for j, ((c, a, b), axis) in enumerate(zip(target.proposal, axes, strict=True))
     ]
-    if o_on_grid is not None:
-        o = o_on_grid(axes)
-        return log_i[0] + o if len(axes) == 1 else log_i[0][:, None] + log_i[1][None, :] + o
     if len(axes) == 1:
         o = np.array([target.o(np.array([v])) for v in axes[0]])
         return log_i[0] + o
@@ -376,13 +367,9 @@ def _marginals(
     return top + math.log(totals[0]), cdfs, densities
 
 
-def quadrature_truth(
-    target: BoxDensityTarget, points: int | None = None, o_on_grid: OnGrid | None = None
-) -> QuadratureTruth:
+def quadrature_truth(target: BoxDensityTarget, points: int | None = None) -> QuadratureTruth:
     """log Z = log of the integral of exp(i + o) over the box, and each coordinate's marginal
     CDF, by Simpson's rule on ``points`` points an axis (d = 1: 2^16 + 1; d = 2: 2^10 + 1).
-    ``o_on_grid(axes)``, where given, returns o on the tensor grid of ``axes`` (shape
-    (len(axes[0]),) or (len(axes[0]), len(axes[1]))) with the values ``target.o`` gives.
 
     A first grid over the box (an infinite end cut where the proposal's tail is below e^-80)
     finds where the mass lies (each marginal CDF between 1e-15 and 1 - 1e-15); the grid is
@@ -398,7 +385,7 @@ def quadrature_truth(
 
     def on(windows: list[tuple[float, float]]) -> tuple[list[np.ndarray], np.ndarray, float]:
         axes = [np.linspace(lo, hi, points) for lo, hi in windows]
-        lf = _log_density_on(target, axes, o_on_grid)
+        lf = _log_density_on(target, axes)
         top = float(np.max(lf))
         return axes, np.exp(lf - top), top
 
