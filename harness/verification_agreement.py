@@ -69,33 +69,23 @@ def agreement(
     if a["rng_state"] != b["rng_state"]:
         mismatches.append("final Generator state")
     how = "bit-for-bit" if rtol == 0.0 else f"within rtol {rtol:g} ({spec.agreement.reason})"
-    if not mismatches:
-        return GateResult(
-            gate="agreement",
-            statistic=0.0,
-            p_value=None,
-            alpha=alpha,
-            passed=True,
-            n=n,
-            detectable=0.0,
-            detectable_measure="any difference",
-            multiple_testing=False,
-            detail=f"values, extras, evals and Generator state agree {how}",
-        )
+    law_text = ""
     if "values" in mismatches:
         law = _two_sample(kind, a["values"], b["values"], alpha)
         law_text = f"; two-sample {law.gate} p = {law.p_value:.3g}"
+    if mismatches:
+        detail = f"differ ({how} expected): {', '.join(mismatches)}{law_text}"
     else:
-        law_text = ""
+        detail = f"values, extras, evals and Generator state agree {how}"
     return GateResult(
         gate="agreement",
         statistic=float(len(mismatches)),
         p_value=None,
         alpha=alpha,
-        passed=False,
+        passed=not mismatches,
         n=n,
         detectable=0.0,
         detectable_measure="any difference",
         multiple_testing=False,
-        detail=f"differ ({how} expected): {', '.join(mismatches)}{law_text}",
+        detail=detail,
     )
