@@ -4,33 +4,59 @@
 #
 #   bench/gpu.sh OUT_DIR [ASV_MACHINE_NAME]
 #
-# OUT_DIR gets: device.txt; contracts.txt (the cuda contract tests on the device);
-# verify-cuda.txt and verify-numba-cuda.txt (harness verify --impl cuda, then numba,cuda with
-# the device agreement); bandwidth.json and hardware.json (harness speed --bandwidth/--hardware,
-# for `harness report`); and, where asv can run, asv-results/ to merge with the CPU machines'.
+# OUT_DIR gets, step by step (steps.txt says when each began, so a cut-off run keeps what it
+# finished): device.txt; contracts.txt (the cuda contract tests on the device); verify.txt and
+# verify-records.jsonl (harness verify of every spec with a cuda key, --impl numba,cuda: the
+# cuda key's own gates and the numba-vs-cuda device agreement); asv-results/ (the
+# across-hardware asv suites, to merge with the CPU machines' results); bandwidth.json and
+# hardware.json (harness speed --bandwidth/--hardware, for `harness report`); roofline.csv
+# (Nsight Compute's counts for the computed kernels, where ncu runs).
 set -u
 out=${1:?usage: bench/gpu.sh OUT_DIR [ASV_MACHINE_NAME]}
 machine=${2:-gpu}
 py=${PYTHON:-python3}
 export HARNESS_REAL_CUDA=1 PYTHONUNBUFFERED=1
 mkdir -p "$out"
+step() { echo "$(date +%T) $*" | tee -a "$out/steps.txt"; }
 $py -c "from harness.devices import cuda_unavailable as u; r = u(); print(r or 'cuda: ok'); raise SystemExit(2 if r else 0)" || exit 2
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$out/device.txt"
-$py -m pytest -q -p no:cacheprovider tests/implementations/test_cuda_contracts.py 2>&1 | tail -5 | tee "$out/contracts.txt"
-for impl in cuda numba,cuda; do
-  log="$out/verify-${impl/,/-}.txt"
-  $py -m harness.cli verify --impl "$impl" --algorithm gumbel-max --algorithm cdf-inversion \
-    --out "$out/verify-${impl/,/-}" --no-progress > "$log" 2>&1
-  echo "harness verify --impl $impl: exit $?" | tee -a "$log"
-  tail -4 "$log"
-done
-$py -m harness.cli speed --bandwidth --json "$out/bandwidth.json"
-$py -m harness.cli speed --hardware --budget "${HARDWARE_BUDGET:-240}" --json "$out/hardware.json"
+
+step contracts
+$py -m pytest -q -p no:cacheprovider tests/implementations/test_cuda_contracts.py \
+  tests/implementations/test_cuda_chain_contracts.py 2>&1 | tail -5 | tee "$out/contracts.txt"
+
+step verify
+algos=$($py -c "from harness.registry import build_registry as b; print(' '.join('--algorithm ' + s.name for s in b() if 'cuda' in s.implementations))")
+# shellcheck disable=SC2086  # $algos is a list of options
+$py -m harness.cli verify --impl "${VERIFY_IMPL:-numba,cuda}" $algos --out /tmp/gpu-verify \
+  --no-progress > "$out/verify.txt" 2>&1
+echo "harness verify --impl ${VERIFY_IMPL:-numba,cuda} $algos: exit $?" | tee -a "$out/verify.txt"
+tail -6 "$out/verify.txt"
+cp /tmp/gpu-verify/records.jsonl "$out/verify-records.jsonl"
+
+step asv
 if command -v asv > /dev/null && git rev-parse HEAD > /dev/null 2>&1; then
   asv machine --yes --machine "$machine" > /dev/null
-  asv run --python=same --quick --bench ExactDrawAcrossHardware --machine "$machine" \
+  asv run --python=same --quick --bench "AcrossHardware" --machine "$machine" \
     --set-commit-hash="$(git rev-parse HEAD)" 2>&1 | tail -15
   mkdir -p "$out/asv-results" && cp -r .asv/results/"$machine" "$out/asv-results/"
 else
   echo "asv not run: it needs asv and a git checkout"
 fi
+
+step bandwidth
+$py -m harness.cli speed --bandwidth --json "$out/bandwidth.json"
+step hardware
+$py -m harness.cli speed --hardware --budget "${HARDWARE_BUDGET:-240}" --json "$out/hardware.json"
+
+step roofline
+if command -v ncu > /dev/null; then
+  timeout 150 ncu --csv --section SpeedOfLight \
+    --metrics dram__bytes_read.sum,gpu__time_duration.sum,smsp__sass_thread_inst_executed_op_dadd_pred_on.sum,smsp__sass_thread_inst_executed_op_dmul_pred_on.sum,smsp__sass_thread_inst_executed_op_dfma_pred_on.sum \
+    -k regex:'computed_sums|log_lik_sums' --launch-count 3 \
+    $py bench/roofline.py > "$out/roofline.csv" 2> "$out/roofline.err"
+  echo "ncu: exit $?"
+else
+  echo "ncu not found: no roofline counts"
+fi
+step done

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from harness.devices import cuda_unavailable, simulated
+from harness.hardware_mcmc import format_mcmc, mcmc_rows
 from harness.registry import build_registry
 from harness.spec import sample
 from harness.targets.discrete import synthetic_rewards
@@ -88,9 +89,11 @@ def hardware_table(
     repeat: int = 3,
     seconds: float = 0.1,
     budget_s: float = 300.0,
+    mcmc_Ns: tuple[int, ...] = GRID_N,
 ) -> dict[str, Any]:
     """Every (kind, D, N) cell in turn until ``budget_s`` is spent; cells left over are listed
-    as not measured. The ``cuda`` column is None where this machine has no device."""
+    as not measured. The ``cuda`` column is None where this machine has no device. Then the
+    MCMC rows (:mod:`harness.hardware_mcmc`) for ``mcmc_Ns``, outside the budget."""
     for name, values in (("D", Ds), ("N", Ns)):
         if not values or any(int(v) != v or v < 2 for v in values):
             raise ValueError(f"parameter {name!r} = {values!r} is invalid; valid: integers >= 2")
@@ -114,8 +117,12 @@ def hardware_table(
                     skipped.append({**cell, "why": f"the run's budget of {budget_s:g} s"})
                     continue
                 rows.append(_cell(race, kind, D, N, repeat, seconds, no_gpu, cores))
+    cells_s = time.perf_counter() - start
+    mcmc = mcmc_rows(lambda call: per_draw(call, seconds, repeat), mcmc_Ns, no_gpu)
     return {
         "rows": rows,
+        "mcmc": mcmc,
+        "cells_s": cells_s,
         "skipped": skipped,
         "cores": cores,
         "gpu": no_gpu is None and _device_name(),
@@ -246,6 +253,8 @@ def format_hardware(result: dict[str, Any]) -> str:
         f"not measured: {s['kind']} D={s['D']} N={s['N']:.0e} ({s['why']})"
         for s in result["skipped"]
     ]
+    if result.get("mcmc"):
+        lines += ["", format_mcmc(result["mcmc"])]
     return "\n".join(lines)
 
 

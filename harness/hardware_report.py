@@ -68,74 +68,101 @@ def saving_figure(rows: list[dict[str, Any]]) -> str:
     return out
 
 
+def _bandwidth_text(b: dict[str, Any], where: str) -> dict[str, Any]:
+    return {
+        "text": f"{b['device']} ({where}): a draw over {b['D']} x {b['N']} stored "
+        f"factors takes {1e6 * b['draw_s']:.4g} us, a device-to-device copy of the "
+        f"same {b['bytes'] / 1e9:.2f} GB {1e6 * b['copy_s']:.4g} us: ratio "
+        f"{b['ratio_draw']:.2f} against the limit {b['limit']:g}",
+        "passed": b["ratio_draw"] <= b["limit"],
+    }
+
+
+def _draw_table(hw: dict[str, Any], where: str, source: str) -> dict[str, Any]:
+    body = [
+        [
+            cell(r["kind"]),
+            cell(str(r["D"]), "num"),
+            cell(f"{r['N']:.0e}", "num"),
+            cell(_us(r["racing_1core_s"]), "num"),
+            cell(_us(r["racing_allcores_bound_s"]), "num"),
+            cell(_us(r["exact_cpu_s"]), "num"),
+            cell(_us(r["exact_gpu_s"]), "num"),
+            cell(f"{r['saving']:.3g}", "num"),
+            cell(
+                "-" if r["needed_saving_1core"] is None else f"{r['needed_saving_1core']:.3g}",
+                "num",
+            ),
+        ]
+        for r in hw["rows"]
+    ]
+    gpu_name = hw.get("gpu") or f"none ({hw.get('no_gpu')})"
+    skipped = "; ".join(
+        f"{s['kind']} D={s['D']} N={s['N']:.0e}: {s['why']}" for s in hw.get("skipped", [])
+    )
+    return table(
+        f"Time per draw, microseconds ({where}; GPU: {gpu_name}; {hw['cores']} cores)",
+        [
+            "rewards",
+            "D",
+            "N",
+            "racing, 1 core",
+            "racing, all cores (bound)",
+            "exact, CPU all cores",
+            "exact, GPU",
+            "racing's saving",
+            "saving to tie the GPU",
+        ],
+        body,
+        caption="Racing-Normal (delta "
+        f"{hw['delta']:g}) and exact gumbel-max, Numba, against exact gumbel-max on "
+        "the cuda key with its data on the device. 'All cores (bound)' is the one-core "
+        "time over the cores, not a measurement. Saving to tie: N D times racing's "
+        "cost per reward read over the GPU's time per draw."
+        + (f" Not measured: {skipped}." if skipped else "")
+        + f" From {source}.",
+    )
+
+
+def _mcmc_table(rows: list[dict[str, Any]], where: str, source: str) -> dict[str, Any]:
+    body = [
+        [
+            cell(f"{r['N']:.0e}", "num"),
+            cell(_us(r["rwmh_cpu_s"]), "num"),
+            cell(_us(r["rwmh_gpu_s"]), "num"),
+            cell(_us(r["flymc_cpu_s"]), "num"),
+            cell(f"{r['query_saving']:.3g}", "num"),
+            cell(f"{r['rwmh_acceptance']:.2f} / {r['flymc_acceptance']:.2f}", "num"),
+        ]
+        for r in rows
+    ]
+    return table(
+        f"Time per MH step, microseconds ({where})",
+        ["N", "rwmh, 1 core", "rwmh, GPU", "flymc-mh, 1 core", "FlyMC's query saving", "accept"],
+        body,
+        caption="Regular random-walk MH reads all N logistic terms a step (Numba on one core, "
+        "or the cuda key summing them on the device); FlyMC with the same step reads the "
+        "bright data and q_db N dark proposals (Numba, one core). Synthetic logistic data, "
+        "P = 10, bounds tuned at the MAP. Acceptance is over the timed steps. Per-step cost "
+        f"only: mixing per step is 002's Table 1 and the flymc-table1 experiment. From {source}.",
+    )
+
+
 def hardware_section(files: list[dict[str, Any]]) -> dict[str, Any]:
     """Tables and figures of every hardware file; ``gpu`` says whether any GPU number exists."""
     tables, figures, bandwidth, gpu = [], [], [], False
     for f in files:
         where = f"{f.get('machine', '?')}, commit {f.get('commit') or '?'}"
         if "bandwidth" in f:
-            b = f["bandwidth"]
-            ok = b["ratio_draw"] <= b["limit"]
-            bandwidth.append(
-                {
-                    "text": f"{b['device']} ({where}): a draw over {b['D']} x {b['N']} stored "
-                    f"factors takes {1e6 * b['draw_s']:.4g} us, a device-to-device copy of the "
-                    f"same {b['bytes'] / 1e9:.2f} GB {1e6 * b['copy_s']:.4g} us: ratio "
-                    f"{b['ratio_draw']:.2f} against the limit {b['limit']:g}",
-                    "passed": ok,
-                }
-            )
+            bandwidth.append(_bandwidth_text(f["bandwidth"], where))
         hw = f.get("hardware")
         if not hw:
             continue
-        rows = hw["rows"]
-        gpu = gpu or any(r["exact_gpu_s"] is not None for r in rows)
-        body = [
-            [
-                cell(r["kind"]),
-                cell(str(r["D"]), "num"),
-                cell(f"{r['N']:.0e}", "num"),
-                cell(_us(r["racing_1core_s"]), "num"),
-                cell(_us(r["racing_allcores_bound_s"]), "num"),
-                cell(_us(r["exact_cpu_s"]), "num"),
-                cell(_us(r["exact_gpu_s"]), "num"),
-                cell(f"{r['saving']:.3g}", "num"),
-                cell(
-                    "-" if r["needed_saving_1core"] is None else f"{r['needed_saving_1core']:.3g}",
-                    "num",
-                ),
-            ]
-            for r in rows
-        ]
-        gpu_name = hw.get("gpu") or f"none ({hw.get('no_gpu')})"
-        skipped = "; ".join(
-            f"{s['kind']} D={s['D']} N={s['N']:.0e}: {s['why']}" for s in hw.get("skipped", [])
-        )
-        tables.append(
-            table(
-                f"Time per draw, microseconds ({where}; GPU: {gpu_name}; {hw['cores']} cores)",
-                [
-                    "rewards",
-                    "D",
-                    "N",
-                    "racing, 1 core",
-                    "racing, all cores (bound)",
-                    "exact, CPU all cores",
-                    "exact, GPU",
-                    "racing's saving",
-                    "saving to tie the GPU",
-                ],
-                body,
-                caption="Racing-Normal (delta "
-                f"{hw['delta']:g}) and exact gumbel-max, Numba, against exact gumbel-max on "
-                "the cuda key with its data on the device. 'All cores (bound)' is the one-core "
-                "time over the cores, not a measurement. Saving to tie: N D times racing's "
-                "cost per reward read over the GPU's time per draw."
-                + (f" Not measured: {skipped}." if skipped else "")
-                + f" From {f['source']}.",
-            )
-        )
-        measured = [r for r in rows if r["needed_saving_1core"] is not None]
+        gpu = gpu or any(r["exact_gpu_s"] is not None for r in hw["rows"])
+        tables.append(_draw_table(hw, where, f["source"]))
+        if hw.get("mcmc"):
+            tables.append(_mcmc_table(hw["mcmc"], where, f["source"]))
+        measured = [r for r in hw["rows"] if r["needed_saving_1core"] is not None]
         if measured:
             figures.append(
                 {

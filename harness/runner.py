@@ -367,7 +367,8 @@ def _agreement_records(
         if len(loaded) < 2:
             continue
         if pair[1] == "cuda":
-            result = device_agreement(loaded[0], loaded[1], config.alpha)
+            chain = spec.entry == "run_chain"
+            result = device_agreement(loaded[0], loaded[1], config.alpha, chain=chain)
         else:
             kind = registry.build_target(case.problem).kind
             result = agreement(spec, kind, loaded[0], loaded[1], config.alpha)

@@ -2,7 +2,7 @@
 posteriors with per-datum lower bounds (``harness.targets.glm``)."""
 
 from harness.spec import AlgorithmSpec, Check, Param
-from implementations.firefly import fast, reference
+from implementations.firefly import cuda, fast, reference
 
 #: Step sizes (MH and MALA step, slice width) that mix well on each catalog problem, measured
 #: by the best worst-coordinate bulk ESS over a grid (20000 steps, both FlyMC and regular).
@@ -87,7 +87,9 @@ def _checks(theta_step: str, flymc: bool) -> tuple[Check, ...]:
     return tuple(checks)
 
 
-def _spec(name: str, theta_step: str, impl_name: str, flymc: bool) -> AlgorithmSpec:
+def _spec(
+    name: str, theta_step: str, impl_name: str, flymc: bool, device: bool = False
+) -> AlgorithmSpec:
     """FlyMC with ``theta_step`` on the joint of theta and z, or (``flymc`` False) the same
     step on the exact posterior; both run through the one chain kernel."""
     step = THETA_STEP_NAMES[theta_step]
@@ -113,6 +115,7 @@ def _spec(name: str, theta_step: str, impl_name: str, flymc: bool) -> AlgorithmS
         implementations={
             "reference": getattr(reference, impl_name),
             "numba": getattr(fast, impl_name),
+            **({"cuda": getattr(cuda, impl_name)} if device else {}),
         },
         params=(_step(theta_step), *(FLYMC_PARAMS if flymc else ())),
         entry="run_chain",
@@ -127,7 +130,8 @@ FIREFLY_FAMILY: list[AlgorithmSpec] = [
     _spec("flymc-mh", "mh", "flymc_mh", flymc=True),
     _spec("flymc-mala", "mala", "flymc_mala", flymc=True),
     _spec("flymc-slice", "slice", "flymc_slice", flymc=True),
-    _spec("rwmh", "mh", "rwmh", flymc=False),
+    # The device build: every new theta's N terms summed on a CUDA device (firefly/cuda.py).
+    _spec("rwmh", "mh", "rwmh", flymc=False, device=True),
     _spec("mala", "mala", "mala", flymc=False),
     _spec("slice", "slice", "slice_sampler", flymc=False),
 ]

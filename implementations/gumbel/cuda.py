@@ -16,8 +16,8 @@ difference two summation orders can make. A ``cuda`` draw may differ from the ``
 only where its margin is within its tolerance (``harness.gates.device_agreement``).
 
 numba-cuda is optional (``sampler-harness[cuda]``); nothing here imports it until a draw is
-asked for, and :func:`harness.devices.cuda_unavailable` says in one line why a machine cannot
-run the key.
+asked for, and :func:`implementations.shared.cuda.require` says in one line why a machine
+cannot run the key.
 """
 
 from __future__ import annotations
@@ -26,15 +26,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from harness.devices import cuda_unavailable
 from harness.spec import Draws
 from harness.targets.likelihood_terms import KIND as LIKELIHOOD
+from implementations.shared.cuda import require, tolerance
 
 #: Blocks to aim for, so that a row split into chunks keeps every SM busy when D is small.
 TARGET_BLOCKS = 1024
 #: The fewest factors a block sums: below it the launch costs more than the reads.
 MIN_CHUNK = 4096
-EPS = 2.0**-53
 
 
 class Kernels(NamedTuple):
@@ -48,9 +47,7 @@ class Kernels(NamedTuple):
 def kernels() -> Kernels:
     """The compiled kernels (numba-cuda compiles each once per process and signature); raises
     RuntimeError naming the reason where this machine cannot run them."""
-    reason = cuda_unavailable()
-    if reason is not None:
-        raise RuntimeError(f"the cuda implementation cannot run here: {reason}")
+    require()
     from implementations.gumbel import cuda_kernels as k
 
     return Kernels(k.THREADS, k.stored_sums, k.computed_sums, k.pick_max, k.invert_cdf)
@@ -104,14 +101,6 @@ def row_sums(data: Resident, n: int) -> tuple[Any, Any]:
     else:
         k.stored_sums[grid, k.threads](data.factors, chunk, out, out_abs)
     return out, out_abs
-
-
-def tolerance(N: int, chunks: int, magnitude: np.ndarray) -> np.ndarray:
-    """Summation-order bound on |cuda - numba| for a value whose terms have sum |l| =
-    ``magnitude``: each order's error is at most (terms - 1) eps sum |l| (Higham, recursive and
-    pairwise summation both within it), two orders twice that, plus the log and exp's ulps."""
-    terms = N + chunks + 1
-    return 2.0 * terms * EPS * magnitude + 8.0 * EPS * (1.0 + magnitude)
 
 
 def gumbel_max(target, n: int, rng: np.random.Generator, parallel: bool = False) -> Draws:

@@ -9,32 +9,19 @@ from __future__ import annotations
 
 import math
 
-from numba import config, cuda, float64
+from numba import cuda, float64
 
 from harness.targets.likelihood_terms import log_term
-
-#: Threads per block, a power of two (the tree reduction halves it). The simulator runs each
-#: thread as a Python thread, so it gets 8: enough for three levels of the tree.
-THREADS = 8 if config.ENABLE_CUDASIM else 128
+from implementations.shared.cuda_kernels import THREADS, tree_sum
 
 term = cuda.jit(device=True)(log_term)
 
 
 @cuda.jit(device=True)
 def block_reduce(acc, mag, sums, mags, out, out_abs, k, i, c):
-    # Tree reduction in shared memory; thread 0 writes the block's partial sums.
-    t = cuda.threadIdx.x
-    sums[t] = acc
-    mags[t] = mag
-    cuda.syncthreads()
-    s = THREADS // 2
-    while s > 0:
-        if t < s:
-            sums[t] += sums[t + s]
-            mags[t] += mags[t + s]
-        cuda.syncthreads()
-        s //= 2
-    if t == 0:
+    # Thread 0 writes the block's partial sums.
+    tree_sum(acc, mag, sums, mags)
+    if cuda.threadIdx.x == 0:
         out[k, i, c] = sums[0]
         out_abs[k, i, c] = mags[0]
 

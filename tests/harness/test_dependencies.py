@@ -29,11 +29,12 @@ IMPLEMENTATIONS = sorted((ROOT / "implementations").rglob("*.py"))
 FAMILY_MODULES = [p for p in IMPLEMENTATIONS if p.parent != ROOT / "implementations"]
 SHARED = "implementations.shared"
 HARNESS_FOR_IMPLEMENTATIONS = ("harness.spec", "harness.targets", "harness.gates")
-#: The cuda key asks the harness's device probe why it cannot run (kernels() then refuses with
-#: that line). The probe is the harness's: it decides which keys `harness list`, verify and the
-#: runner offer, and runs once per process in a child (CUDA does not survive the process
-#: engine's fork); a copy here could give another answer than the one the harness acts on.
-HARNESS_EXCEPTIONS = {"implementations/gumbel/cuda.py": ("harness.devices",)}
+#: The cuda builds ask the harness's device probe why they cannot run (shared/cuda.py's
+#: require() refuses with that line). The probe is the harness's: it decides which keys
+#: `harness list`, verify and the runner offer, and runs once per process in a child (CUDA
+#: does not survive the process engine's fork); a copy here could give another answer than the
+#: one the harness acts on.
+HARNESS_EXCEPTIONS = {"implementations/shared/cuda.py": ("harness.devices",)}
 
 
 def _package(path: Path) -> str:

@@ -22,8 +22,14 @@ def test_bad_cells_are_refused_before_any_timing(kwargs, match):
 
 
 def test_a_machine_without_a_device_gets_cpu_numbers_and_the_reason(tmp_path):
-    result = hardware_table(Ds=(4,), Ns=(600,), repeat=1, seconds=0.005, budget_s=60)
+    result = hardware_table(
+        Ds=(4,), Ns=(600,), repeat=1, seconds=0.005, budget_s=60, mcmc_Ns=(800,)
+    )
     assert [r["kind"] for r in result["rows"]] == ["precomputed", "computed"]
+    (mcmc,) = result["mcmc"]
+    assert mcmc["rwmh_gpu_s"] is None and mcmc["flymc_beats_gpu"] is None
+    assert mcmc["rwmh_cpu_s"] > 0 and mcmc["flymc_cpu_s"] > 0 and mcmc["query_saving"] > 1
+    assert 0 < mcmc["rwmh_acceptance"] < 1 and "flymc-mh 1 core" in format_hardware(result)
     for r in result["rows"]:
         assert r["exact_gpu_s"] is None and r["needed_saving_1core"] is None
         assert r["racing_1core_s"] > 0 and r["exact_cpu_s"] > 0 and r["saving"] >= 1
