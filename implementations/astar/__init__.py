@@ -6,6 +6,7 @@ from typing import Any
 
 from harness.spec import AlgorithmSpec, Check, Param
 from implementations.astar import audit_fast, fast, pm_fast, pm_reference, reference
+from implementations.shared.spec import family_spec, implemented
 
 #: Rejection with one global bound only where it accepts often (clutter's global bound is loose
 #: by a factor of about e^20: rejection would run for days there).
@@ -60,6 +61,42 @@ _REPORT = Param(
 )
 
 
+#: OS*'s parameters.
+_STRATEGY = Param(
+    "strategy",
+    1,
+    int,
+    choices=reference.OS_STAR_STRATEGIES,
+    doc="refinement after a rejection (001 Sec. 6.4): 1 splits the proposed piece "
+    "at the rejected point, 2 splits the piece of largest proposal mass nu(B) at its "
+    "median, 3 is 2 read with OS*'s own envelope mass nu(B) exp(M(B)) (001 does not "
+    "say which proposal 'largest probability under the proposal' means), 4 is 3 "
+    "split at a fresh point X ~ nu(. | B) (001 Sec. 6 splits at a sampled point)",
+)
+_REFINE_PROB = Param(
+    "refine_prob",
+    1.0,
+    float,
+    low=0.0,
+    high=1.0,
+    low_inclusive=False,
+    doc="001 Sec. 6.4, Fig. 3: refine after a rejection only with this probability "
+    "(1 down to 0.1 in the paper), trading bound evaluations for likelihood "
+    "evaluations (clutter-D1 at 0.3: about 14 -> 31 likelihood and 26 -> 19 bound "
+    "evaluations a draw); 1 refines on every rejection",
+)
+_OS_REUSE = Param(
+    "reuse",
+    False,
+    bool,
+    doc="001 Sec. 4 and 6.4 (Fig. 3 right): the refined pieces persist across the n "
+    "draws of one call instead of resetting per draw (exact and independent draws "
+    "either way: any envelope M_j >= o is a valid proposal). clutter-D1 over 500 "
+    "draws: about 14 -> 1.3 likelihood and 26 -> 0.6 bound evaluations a draw. "
+    "Calls do not share the pieces, so n/2 + n/2 draws cost more than n",
+)
+
+
 def _check_gradient(target: Any, params: Mapping[str, Any]) -> None:
     if params.get("estimator") == "trajectory" and target.log_lik_grad is None:
         raise ValueError(
@@ -78,14 +115,13 @@ def _check_unimodal(target: Any, params: Mapping[str, Any]) -> None:
         )
 
 
+_spec = family_spec("astar", guarantee="exact", target_kinds=("box-density",))
+
 ASTAR_FAMILY: list[AlgorithmSpec] = [
-    AlgorithmSpec(
+    _spec(
         name="astar",
-        family="astar",
         paper="001_78ff986a3d316097.txt, Alg. 2",
-        guarantee="exact",
-        target_kinds=("box-density",),
-        implementations={"reference": reference.astar, "numba": fast.astar},
+        implementations=implemented(reference.astar, fast.astar),
         params=(
             Param(
                 "extra_draws",
@@ -125,13 +161,10 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
         ),
         kernels=(fast.astar_kernel, audit_fast.complete_all),
     ),
-    AlgorithmSpec(
+    _spec(
         name="astar-drill-down",
-        family="astar",
         paper="001_78ff986a3d316097.txt, Sec. 4 (drill down)",
-        guarantee="exact",
-        target_kinds=("box-density",),
-        implementations={"reference": reference.drill_down, "numba": fast.drill_down},
+        implementations=implemented(reference.drill_down, fast.drill_down),
         params=(_AUDIT, _REPORT),
         summary="A* for a unimodal o in 1-D: every split prunes the child away from the mode, "
         "so the search keeps one box and no queue (a binary search for the peak).",
@@ -139,49 +172,11 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
         kernels=(fast.drill_down_kernel, audit_fast.complete_all),
         target_check=_check_unimodal,
     ),
-    AlgorithmSpec(
+    _spec(
         name="os-star",
-        family="astar",
         paper="001_78ff986a3d316097.txt, Sec. 5 and 6.4 (OS*, piecewise-constant bounds)",
-        guarantee="exact",
-        target_kinds=("box-density",),
-        implementations={"reference": reference.os_star, "numba": fast.os_star},
-        params=(
-            Param(
-                "strategy",
-                1,
-                int,
-                choices=reference.OS_STAR_STRATEGIES,
-                doc="refinement after a rejection (001 Sec. 6.4): 1 splits the proposed piece "
-                "at the rejected point, 2 splits the piece of largest proposal mass nu(B) at its "
-                "median, 3 is 2 read with OS*'s own envelope mass nu(B) exp(M(B)) (001 does not "
-                "say which proposal 'largest probability under the proposal' means), 4 is 3 "
-                "split at a fresh point X ~ nu(. | B) (001 Sec. 6 splits at a sampled point)",
-            ),
-            Param(
-                "refine_prob",
-                1.0,
-                float,
-                low=0.0,
-                high=1.0,
-                low_inclusive=False,
-                doc="001 Sec. 6.4, Fig. 3: refine after a rejection only with this probability "
-                "(1 down to 0.1 in the paper), trading bound evaluations for likelihood "
-                "evaluations (clutter-D1 at 0.3: about 14 -> 31 likelihood and 26 -> 19 bound "
-                "evaluations a draw); 1 refines on every rejection",
-            ),
-            Param(
-                "reuse",
-                False,
-                bool,
-                doc="001 Sec. 4 and 6.4 (Fig. 3 right): the refined pieces persist across the n "
-                "draws of one call instead of resetting per draw (exact and independent draws "
-                "either way: any envelope M_j >= o is a valid proposal). clutter-D1 over 500 "
-                "draws: about 14 -> 1.3 likelihood and 26 -> 0.6 bound evaluations a draw. "
-                "Calls do not share the pieces, so n/2 + n/2 draws cost more than n",
-            ),
-            _REPORT,
-        ),
+        implementations=implemented(reference.os_star, fast.os_star),
+        params=(_STRATEGY, _REFINE_PROB, _OS_REUSE, _REPORT),
         summary="Adaptive rejection with piecewise-constant bounds: pick a piece by "
         "nu(B) exp(M(B)), accept by exp(o - M), refine on rejection; the pieces reset per draw "
         "unless reused.",
@@ -195,13 +190,10 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
         ),
         kernels=(fast.os_star_kernel,),
     ),
-    AlgorithmSpec(
+    _spec(
         name="pm-astar",
-        family="astar",
         paper="004_b270422b62f00607.txt, Alg. 1 (Sec. 4.2-4.3, Eq. 3-8)",
-        guarantee="exact",
-        target_kinds=("box-density",),
-        implementations={"reference": pm_reference.pm_astar, "numba": pm_fast.pm_astar},
+        implementations=implemented(pm_reference.pm_astar, pm_fast.pm_astar),
         params=(
             Param(
                 "particles",
@@ -264,13 +256,10 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
         kernels=(pm_fast.pm_search_kernel, audit_fast.complete_all),
         target_check=_check_gradient,
     ),
-    AlgorithmSpec(
+    _spec(
         name="astar-nobound",
-        family="astar",
         paper="004_b270422b62f00607.txt, Alg. 3 (Appx. D)",
-        guarantee="exact",
-        target_kinds=("box-density",),
-        implementations={"reference": pm_reference.astar_nobound, "numba": pm_fast.astar_nobound},
+        implementations=implemented(pm_reference.astar_nobound, pm_fast.astar_nobound),
         params=(_HORIZON, _AUDIT, _REPORT),
         summary="A* sampling without a bound: expand the region with the largest Gumbel; "
         "exact once the best value beats that Gumbel plus the one bound of the whole box "
@@ -278,13 +267,10 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
         checks=(Check(problems=GLOBAL_STOP_PROBLEMS),),
         kernels=(pm_fast.pm_search_kernel, audit_fast.complete_all),
     ),
-    AlgorithmSpec(
+    _spec(
         name="rejection",
-        family="astar",
         paper="001_78ff986a3d316097.txt, Sec. 5",
-        guarantee="exact",
-        target_kinds=("box-density",),
-        implementations={"reference": reference.rejection, "numba": fast.rejection},
+        implementations=implemented(reference.rejection, fast.rejection),
         params=(_REPORT,),
         summary="Rejection sampling from the proposal with the global bound M(box): the "
         "baseline whose cost A* with a constant bound equals.",

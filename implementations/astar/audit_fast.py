@@ -28,15 +28,24 @@ excess = njit(cache=False)(audit.excess)
 
 
 @njit(cache=False)
+def _box_row(rows, size, k, lo, hi):
+    """Row ``size`` (the array grown when full) opened with draw k and the box [lo, hi]; returns
+    the array."""
+    if size == rows.shape[0]:
+        rows = grow(rows)
+    d = lo.size
+    rows[size, 0] = k
+    rows[size, 1 : 1 + d] = lo
+    rows[size, 1 + d : 1 + 2 * d] = hi
+    return rows
+
+
+@njit(cache=False)
 def front_add(fr, size, k, lo, hi, x, v, state):
     """Frontier row ``size`` of draw k (the array grown when full); returns the array and the
     new size."""
-    if size == fr.shape[0]:
-        fr = grow(fr)
+    fr = _box_row(fr, size, k, lo, hi)
     d = lo.size
-    fr[size, 0] = k
-    fr[size, 1 : 1 + d] = lo
-    fr[size, 1 + d : 1 + 2 * d] = hi
     fr[size, 1 + 2 * d : 1 + 3 * d] = x
     fr[size, 1 + 3 * d] = v
     fr[size, 2 + 3 * d] = state
@@ -46,13 +55,8 @@ def front_add(fr, size, k, lo, hi, x, v, state):
 @njit(cache=False)
 def bound_add(bl, size, k, lo, hi, m):
     """Bound-report row ``size``: draw k's bound m on [lo, hi]."""
-    if size == bl.shape[0]:
-        bl = grow(bl)
-    d = lo.size
-    bl[size, 0] = k
-    bl[size, 1 : 1 + d] = lo
-    bl[size, 1 + d : 1 + 2 * d] = hi
-    bl[size, 1 + 2 * d] = m
+    bl = _box_row(bl, size, k, lo, hi)
+    bl[size, 1 + 2 * lo.size] = m
     return bl, size + 1
 
 

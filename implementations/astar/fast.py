@@ -51,15 +51,19 @@ def audit_arrays(n, d, audit, report):
 
 
 @njit(cache=False)
+def draw_arrays(n, d, audit, report):
+    """Per-draw outputs of a search: values, Gumbel maxima, likelihood and bound evaluation
+    counts, then ``audit_arrays``."""
+    gaps, bl, fr = audit_arrays(n, d, audit, report)
+    return np.empty((n, d)), np.empty(n), np.zeros(n, np.int64), np.zeros(n, np.int64), gaps, bl, fr
+
+
+@njit(cache=False)
 def astar_kernel(
     box_lo, box_hi, proposal, data, log_lik, bound, extra_draws, reuse, audit, report, n, rng
 ):
     d = box_lo.size
-    values = np.empty((n, d))
-    gumbels = np.empty(n)
-    liks = np.zeros(n, dtype=np.int64)
-    bnds = np.zeros(n, dtype=np.int64)
-    gaps, bl, fr = audit_arrays(n, d, audit, report)
+    values, gumbels, liks, bnds, gaps, bl, fr = draw_arrays(n, d, audit, report)
     bl_size = fr_size = 0
     # The bound partition, a binary tree (reference.Box): box b has the proposal mass t_nu[b],
     # the bound t_m[b] (its own once t_own[b]) and the children t_kid[b], t_kid[b] + 1 (-1: a
@@ -209,11 +213,7 @@ def astar_kernel(
 
 @njit(cache=False)
 def drill_down_kernel(box_lo, box_hi, proposal, data, log_lik, bound, mode, audit, report, n, rng):
-    values = np.empty((n, 1))
-    gumbels = np.empty(n)
-    liks = np.zeros(n, dtype=np.int64)
-    bnds = np.zeros(n, dtype=np.int64)
-    gaps, bl, fr = audit_arrays(n, 1, audit, report)
+    values, gumbels, liks, bnds, gaps, bl, fr = draw_arrays(n, 1, audit, report)
     bl_size = fr_size = 0
     lo = np.empty(1)
     hi = np.empty(1)
@@ -268,11 +268,7 @@ def os_star_kernel(
     box_lo, box_hi, proposal, data, log_lik, bound, strategy, refine_prob, reuse, report, n, rng
 ):
     d = box_lo.size
-    values = np.empty((n, d))
-    gumbels = np.empty(n)
-    liks = np.zeros(n, dtype=np.int64)
-    bnds = np.zeros(n, dtype=np.int64)
-    gaps, bl, _ = audit_arrays(n, d, False, report)
+    values, gumbels, liks, bnds, gaps, bl, _ = draw_arrays(n, d, False, report)
     bl_size = 0
     cap = 64
     p_lo = np.empty((cap, d))

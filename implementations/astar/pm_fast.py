@@ -18,7 +18,7 @@ from implementations.astar import audit_fast as af
 from implementations.astar import gumbel_tree, pm_reference
 from implementations.astar.audit import audit_generator
 from implementations.astar.box_fast import grow, log_mass, longest_side, sample_in
-from implementations.astar.fast import audit_arrays, compiled_guarded, kernel_args
+from implementations.astar.fast import compiled_guarded, draw_arrays, kernel_args
 from implementations.shared.fast import (
     heap_pop,
     heap_push,
@@ -100,14 +100,10 @@ def pm_search_kernel(
     ``estimator`` 0, 1 = prior, trajectory (pm_reference.ESTIMATORS); ``audit`` and ``report``
     keep the frontier and bound rows (audit_fast)."""
     d = box_lo.size
-    values = np.empty((n, d))
-    gumbels = np.empty(n)
-    liks = np.zeros(n, dtype=np.int64)
-    bnds = np.zeros(n, dtype=np.int64)
+    values, gumbels, liks, bnds, gaps, bl, fr = draw_arrays(n, d, audit, report)
     expanded = np.zeros(n, dtype=np.int64)
     exact = np.zeros(n, dtype=np.bool_)
     traces = np.full((n, horizon), np.nan)
-    gaps, bl, fr = audit_arrays(n, box_lo.size, audit, report)
     bl_size = fr_size = 0
     pm = select == 0
     if not pm:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -57,16 +58,19 @@ def trajectory(target, lo, hi, x, y, points: int, step: float):
     return ys, [lq - total for lq in log_q], lik
 
 
+class Settings(NamedTuple):
+    """How :func:`pm_search_one` searches (:func:`pm_search`'s parameters of the same names)."""
+
+    select: str = "probability-matching"
+    particles: int = 1
+    horizon: int = 0
+    stop_bound: str = "global"
+    estimator: str = "prior"
+    step: float = 0.1
+
+
 def pm_search_one(
-    target,
-    rng: np.random.Generator,
-    select: str = "probability-matching",
-    particles: int = 1,
-    horizon: int = 0,
-    stop_bound: str = "global",
-    estimator: str = "prior",
-    step: float = 0.1,
-    log: SearchLog | None = None,
+    target, rng: np.random.Generator, settings: Settings, log: SearchLog | None = None
 ) -> tuple[np.ndarray, float, int, int, int, bool, np.ndarray]:
     """One draw by A* sampling with probability matching (004, Alg. 1) or without a bound
     (004, Alg. 3): the sample, its Gumbel value, the likelihood and bound evaluations, the
@@ -104,6 +108,7 @@ def pm_search_one(
     (dropped when made, beaten when picked, or left at the stop), whose points not yet
     evaluated lie below its G(S).
     """
+    select, particles, horizon, stop_bound, estimator, step = settings
     if log is None:
         log = SearchLog(target, 1, rng, False, False)
     if select != "probability-matching":
@@ -238,7 +243,7 @@ def pm_search(
     log = SearchLog(target, n, rng, audit, report_bounds)
     for k in range(n):
         values[k], gumbels[k], liks[k], bnds[k], expanded[k], exact[k], traces[k] = pm_search_one(
-            target, rng, select, particles, horizon, stop_bound, estimator, step, log
+            target, rng, Settings(select, particles, horizon, stop_bound, estimator, step), log
         )
     draws = search_draws(target, values, gumbels, liks, bnds, expanded, exact, traces)
     draws.extras.update(log.extras())

@@ -3,6 +3,7 @@
 from harness.spec import AlgorithmSpec, Check, Param
 from harness.targets.likelihood_terms import KIND as LIKELIHOOD
 from implementations.gumbel import cuda, fast, reference
+from implementations.shared.spec import family_spec, implemented
 
 _PARALLEL = Param(
     "parallel",
@@ -12,58 +13,40 @@ _PARALLEL = Param(
     "keeps its lane order, so the values do not change. Pays off for large N x D",
 )
 
+_spec = family_spec("gumbel", fast.KERNELS, guarantee="exact")
+
 GUMBEL_FAMILY: list[AlgorithmSpec] = [
-    AlgorithmSpec(
+    _spec(
         name="cdf-inversion",
-        family="gumbel",
         paper="000_26bed7cc1ef3ab92.txt, Sec. 2.1",
-        guarantee="exact",
         target_kinds=("discrete",),
-        implementations={
-            "reference": reference.cdf_inversion,
-            "numba": fast.cdf_inversion,
-            "cuda": cuda.cdf_inversion,
-        },
+        implementations=implemented(
+            reference.cdf_inversion, fast.cdf_inversion, cuda.cdf_inversion
+        ),
         params=(_PARALLEL,),
         summary="Normalise p~, then invert the CDF with one uniform; O(ND) per draw.",
-        kernels=fast.KERNELS["cdf-inversion"],
     ),
-    AlgorithmSpec(
+    _spec(
         name="gumbel-max",
-        family="gumbel",
         paper="000_26bed7cc1ef3ab92.txt, Sec. 2.1, Eq. 2-3",
-        guarantee="exact",
         target_kinds=("discrete", LIKELIHOOD),
-        implementations={
-            "reference": reference.gumbel_max,
-            "numba": fast.gumbel_max,
-            "cuda": cuda.gumbel_max,
-        },
+        implementations=implemented(reference.gumbel_max, fast.gumbel_max, cuda.gumbel_max),
         params=(_PARALLEL,),
         summary="argmax of log p~(i) + Gumbel(0, 1) noise; the max is Gumbel(log Z).",
         checks=(Check(), Check({"parallel": True}, problems=("synthetic-normal-D10-N200",))),
-        kernels=fast.KERNELS["gumbel-max"],
     ),
-    AlgorithmSpec(
+    _spec(
         name="truncated-gumbel",
-        family="gumbel",
         paper="001_78ff986a3d316097.txt, footnote 1",
-        guarantee="exact",
         target_kinds=("continuous-1d",),
-        implementations={
-            "reference": reference.truncated_gumbel,
-            "numba": fast.truncated_gumbel,
-        },
+        implementations=implemented(reference.truncated_gumbel, fast.truncated_gumbel),
         summary="TruncGumbel(phi, b) by inversion, in a form stable in both tails.",
-        kernels=fast.KERNELS["truncated-gumbel"],
     ),
-    AlgorithmSpec(
+    _spec(
         name="top-down",
-        family="gumbel",
         paper="001_78ff986a3d316097.txt, Alg. 1",
-        guarantee="exact",
         target_kinds=("discrete",),
-        implementations={"reference": reference.top_down, "numba": fast.top_down},
+        implementations=implemented(reference.top_down, fast.top_down),
         params=(
             Param(
                 "full_process",
@@ -75,6 +58,5 @@ GUMBEL_FAMILY: list[AlgorithmSpec] = [
         summary="Top-down construction of the discrete Gumbel process, max-first.",
         # The whole process costs O(D log D) per draw in the reference: check it where D is small.
         checks=(Check(), Check({"full_process": True}, problems=("synthetic-normal-D10-N200",))),
-        kernels=fast.KERNELS["top-down"],
     ),
 ]

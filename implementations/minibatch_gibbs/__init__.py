@@ -17,6 +17,7 @@ import numpy as np
 from harness.gates.mcmc import spectral_gap
 from harness.spec import AlgorithmSpec, Param
 from implementations.minibatch_gibbs import exact, fast, reference
+from implementations.shared.spec import family_spec, implemented
 
 __all__ = ["LAM", "LAM2", "LAM_GLOBAL", "MINIBATCH_GIBBS_FAMILY", "THIN"]
 
@@ -82,70 +83,58 @@ def _thm2(target: Any, params: Mapping[str, Any]) -> tuple[float, str] | None:
     return 0.5 * math.exp(-L * L / (lam + L)) * gap, "003 Thm. 2: 0.5 exp(-L^2/(lam+L)) gap(MH)"
 
 
+#: Every sampler here runs single-site chains on a discrete factor graph, one chain per call.
+_spec = family_spec(
+    "minibatch_gibbs",
+    fast.KERNELS,
+    guarantee="mcmc",
+    target_kinds=("factor-graph",),
+    entry="run_chain",
+    splittable=False,
+)
+
 MINIBATCH_GIBBS_FAMILY: list[AlgorithmSpec] = [
-    AlgorithmSpec(
+    _spec(
         name="gibbs",
-        family="minibatch_gibbs",
         paper="003_07f92522b9b1c588.txt, Sec. 1.1, Alg. 1",
-        guarantee="mcmc",
-        target_kinds=("factor-graph",),
-        implementations={"reference": reference.gibbs, "numba": fast.gibbs},
+        implementations=implemented(reference.gibbs, fast.gibbs),
         params=(THIN,),
-        entry="run_chain",
         summary="Random-scan Gibbs: all of A[i] at every value; D |A[i]| evaluations per step.",
-        splittable=False,
         exact_kernel=_gibbs_kernel,
-        kernels=(fast.KERNELS[0],),
         # Each step draws x_i from its exact conditional, so every step is tested against its
         # kernel row (harness/gates/gibbs_steps.py), on the Potts grid too.
         conditional_steps=True,
     ),
-    AlgorithmSpec(
+    _spec(
         name="poisson-gibbs",
-        family="minibatch_gibbs",
         paper="003_07f92522b9b1c588.txt, Sec. 2, Alg. 2, Thm. 1, Statement 1",
-        guarantee="mcmc",
-        target_kinds=("factor-graph",),
-        implementations={"reference": reference.poisson_gibbs, "numba": fast.poisson_gibbs},
+        implementations=implemented(reference.poisson_gibbs, fast.poisson_gibbs),
         params=(LAM, THIN),
-        entry="run_chain",
         summary=(
             "Poisson-minibatching Gibbs: s_phi ~ Poisson(lam M/L + phi(x)) in expected "
             "O(lam + L), then the minibatch conditional; no MH step."
         ),
-        splittable=False,
         exact_kernel=_truncated(exact.poisson_gibbs_matrix),
         gap_bound=_thm1,
-        kernels=(fast.KERNELS[1],),
     ),
-    AlgorithmSpec(
+    _spec(
         name="poisson-mh",
-        family="minibatch_gibbs",
         paper="003_07f92522b9b1c588.txt, Sec. 2 (Poisson-MH, supplement), Thm. 2",
-        guarantee="mcmc",
-        target_kinds=("factor-graph",),
-        implementations={"reference": reference.poisson_mh, "numba": fast.poisson_mh},
+        implementations=implemented(reference.poisson_mh, fast.poisson_mh),
         params=(LAM, THIN),
-        entry="run_chain",
         summary=(
             "Exact. Poisson-MH, single site: v uniform over the other D - 1 values, accepted on "
             "the Poisson-minibatch energy U_s (s_phi ~ Poisson(lam M/L + phi(x)) on A[i]); "
             "B + 2|S| evaluations per step."
         ),
-        splittable=False,
         exact_kernel=_truncated(exact.poisson_mh_matrix),
         gap_bound=_thm2,
-        kernels=(fast.KERNELS[2],),
     ),
-    AlgorithmSpec(
+    _spec(
         name="min-gibbs",
-        family="minibatch_gibbs",
         paper="003_07f92522b9b1c588.txt, Table 1 (MIN-Gibbs of De Sa et al. 2018)",
-        guarantee="mcmc",
-        target_kinds=("factor-graph",),
-        implementations={"reference": reference.min_gibbs, "numba": fast.min_gibbs},
+        implementations=implemented(reference.min_gibbs, fast.min_gibbs),
         params=(LAM_GLOBAL, THIN),
-        entry="run_chain",
         summary=(
             "Exact (unbiased: the exp-unbiased log estimator is stored with the state). MIN-Gibbs: "
             "a fresh global minibatch of expected size lam for each of the D - 1 other values; "
@@ -153,36 +142,24 @@ MINIBATCH_GIBBS_FAMILY: list[AlgorithmSpec] = [
         ),
         # The stored estimate is drawn from its tilted law, not from a fresh estimate at x0.
         auxiliary_state=True,
-        splittable=False,
-        kernels=(fast.KERNELS[3],),
     ),
-    AlgorithmSpec(
+    _spec(
         name="mgpmh",
-        family="minibatch_gibbs",
         paper="003_07f92522b9b1c588.txt, Table 1 (MGPMH of De Sa et al. 2018)",
-        guarantee="mcmc",
-        target_kinds=("factor-graph",),
-        implementations={"reference": reference.mgpmh, "numba": fast.mgpmh},
+        implementations=implemented(reference.mgpmh, fast.mgpmh),
         params=(LAM, THIN),
-        entry="run_chain",
         summary=(
             "Exact (MH-corrected). MGPMH: Gibbs-like proposal from a local minibatch "
             "s_phi ~ Poisson(lam M/L), then MH with the exact U(y) - U(x) over A[i]; "
             "D |S| + 2 |A[i]| evaluations per step."
         ),
-        splittable=False,
         exact_kernel=_truncated(exact.mgpmh_matrix),
-        kernels=(fast.KERNELS[4],),
     ),
-    AlgorithmSpec(
+    _spec(
         name="double-min-gibbs",
-        family="minibatch_gibbs",
         paper="003_07f92522b9b1c588.txt, Table 1, Sec. 4.1 (DoubleMIN-Gibbs of De Sa et al. 2018)",
-        guarantee="mcmc",
-        target_kinds=("factor-graph",),
-        implementations={"reference": reference.double_min_gibbs, "numba": fast.double_min_gibbs},
+        implementations=implemented(reference.double_min_gibbs, fast.double_min_gibbs),
         params=(LAM, LAM2, THIN),
-        entry="run_chain",
         summary=(
             "Exact (pseudo-marginal MH). DoubleMIN-Gibbs: MGPMH's proposal (lam), then a second, "
             "global minibatch of expected size lam2 estimates U(y) for the MH step; "
@@ -190,7 +167,5 @@ MINIBATCH_GIBBS_FAMILY: list[AlgorithmSpec] = [
         ),
         # The stored estimate is drawn from its tilted law, not from a fresh estimate at x0.
         auxiliary_state=True,
-        splittable=False,
-        kernels=(fast.KERNELS[5],),
     ),
 ]

@@ -14,6 +14,7 @@ ignoring the multiplicity s_phi.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +43,11 @@ def _local_energies(target: FactorGraphTarget, x: np.ndarray, i: int) -> np.ndar
         t = target.tables[f]
         rows.append(t[:, other] if target.adj_pos[slot] == 0 else t[other, :])
     return np.array(rows).reshape(-1, target.D)
+
+
+def _local_bounds(target: FactorGraphTarget, i: int) -> np.ndarray:
+    """M_phi for phi in A[i], in CSR order."""
+    return target.M[target.adj_factors[target.adj_indptr[i] : target.adj_indptr[i + 1]]]
 
 
 def _softmax_rows(U: np.ndarray) -> np.ndarray:
@@ -74,54 +80,6 @@ def _cutoff(rate: float, tail: float) -> int:
     return K
 
 
-def _expected_conditional(
-    rates: np.ndarray, coef: np.ndarray, tail: float, multiplicity: bool
-) -> tuple[np.ndarray, float]:
-    """E_s[softmax_v(sum_phi s_phi coef[phi, v])] over the truncated Poisson grid, and tau."""
-    cut = [_cutoff(float(r), tail) for r in rates]
-    tau = float(sum(poisson.sf(K, r) for K, r in zip(cut, rates, strict=True)))
-    grids = np.meshgrid(*[np.arange(K + 1) for K in cut], indexing="ij")
-    s = np.stack([g.ravel() for g in grids], axis=1).astype(np.float64)
-    weight = np.ones(s.shape[0])
-    for f, r in enumerate(rates):
-        weight *= poisson.pmf(s[:, f], r)
-    mult = s if multiplicity else np.minimum(s, 1.0)
-    rho = _softmax_rows(mult @ coef)
-    return weight @ rho, tau
-
-
-def poisson_gibbs_matrix(
-    target: FactorGraphTarget, lam: float, tail: float = 1e-15, variant: str = "correct"
-) -> ExactKernel:
-    """003, Alg. 2 averaged over s (see the module docstring for the truncation bound)."""
-    if variant not in VARIANTS:
-        raise ValueError(f"variant = {variant!r}; valid: one of {', '.join(VARIANTS)}")
-    check_positive(lam, "lam")
-    states = target.states()
-    P = np.zeros((states.shape[0], states.shape[0]))
-    worst = 0.0
-    for a, x in enumerate(states):
-        for i in range(target.n_vars):
-            start, stop = int(target.adj_indptr[i]), int(target.adj_indptr[i + 1])
-            M = target.M[target.adj_factors[start:stop]]
-            phis = _local_energies(target, x, i)
-            rates = lam * M / target.L
-            if variant != "no-phi-rate":
-                rates = rates + phis[:, int(x[i])]
-            coef = np.log1p(target.L * phis / (lam * M[:, None]))
-            rho, tau = _expected_conditional(
-                rates, coef, tail, multiplicity=variant != "no-multiplicity"
-            )
-            worst = max(worst, tau)
-            np.add.at(P[a], _move_targets(target, x, i), rho / target.n_vars)
-        P[a, a] += 1.0 - P[a].sum()  # the truncated mass (<= tau) stays put
-    return ExactKernel(P, worst)
-
-
-# --- Poisson-MH and MGPMH (exact chains on x alone); MIN-Gibbs and DoubleMIN carry a continuous
-# estimate in their state, so they have no finite matrix here and are checked by long runs.
-
-
 def _poisson_grid(rates: np.ndarray, tail: float) -> tuple[np.ndarray, np.ndarray, float]:
     """Every s with s_phi <= K_phi (P(s_phi > K_phi) <= tail), its Poisson weight, and tau."""
     cut = [_cutoff(float(r), tail) for r in rates]
@@ -134,50 +92,100 @@ def _poisson_grid(rates: np.ndarray, tail: float) -> tuple[np.ndarray, np.ndarra
     return s, weight, tau
 
 
+def _expected_conditional(
+    rates: np.ndarray, coef: np.ndarray, tail: float, multiplicity: bool
+) -> tuple[np.ndarray, float]:
+    """E_s[softmax_v(sum_phi s_phi coef[phi, v])] over the truncated Poisson grid, and tau."""
+    s, weight, tau = _poisson_grid(rates, tail)
+    mult = s if multiplicity else np.minimum(s, 1.0)
+    rho = _softmax_rows(mult @ coef)
+    return weight @ rho, tau
+
+
+#: A single-site move at state x and site i, given M_phi of A[i] and the local energies: the
+#: probabilities of x -> x^{i<-v} for every v (the 1/n of the site's choice included), and tau.
+Move = Callable[[np.ndarray, int, np.ndarray, np.ndarray], tuple[np.ndarray, float]]
+
+
+def _single_site_kernel(target: FactorGraphTarget, move: Move, clip: bool = False) -> ExactKernel:
+    """P over ``target.states()`` from every (x, i)'s move; the mass a row misses (the truncated
+    s-mass, <= tau, and the rejections) stays put. ``clip`` keeps the diagonal >= 0 where sums of
+    acceptance probabilities can exceed 1 by rounding."""
+    states = target.states()
+    P = np.zeros((states.shape[0], states.shape[0]))
+    worst = 0.0
+    for a, x in enumerate(states):
+        for i in range(target.n_vars):
+            row, tau = move(x, i, _local_bounds(target, i), _local_energies(target, x, i))
+            worst = max(worst, tau)
+            np.add.at(P[a], _move_targets(target, x, i), row)
+        if clip:
+            P[a, a] = max(P[a, a] + 1.0 - P[a].sum(), 0.0)
+        else:
+            P[a, a] += 1.0 - P[a].sum()
+    return ExactKernel(P, worst)
+
+
+def poisson_gibbs_matrix(
+    target: FactorGraphTarget, lam: float, tail: float = 1e-15, variant: str = "correct"
+) -> ExactKernel:
+    """003, Alg. 2 averaged over s (see the module docstring for the truncation bound)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant = {variant!r}; valid: one of {', '.join(VARIANTS)}")
+    check_positive(lam, "lam")
+
+    def move(x: np.ndarray, i: int, M: np.ndarray, phis: np.ndarray) -> tuple[np.ndarray, float]:
+        rates = lam * M / target.L
+        if variant != "no-phi-rate":
+            rates = rates + phis[:, int(x[i])]
+        coef = np.log1p(target.L * phis / (lam * M[:, None]))
+        rho, tau = _expected_conditional(
+            rates, coef, tail, multiplicity=variant != "no-multiplicity"
+        )
+        return rho / target.n_vars, tau
+
+    return _single_site_kernel(target, move)
+
+
+# --- Poisson-MH and MGPMH (exact chains on x alone); MIN-Gibbs and DoubleMIN carry a continuous
+# estimate in their state, so they have no finite matrix here and are checked by long runs.
+
+
 def metropolis_matrix(target: FactorGraphTarget) -> np.ndarray:
     """Plain single-site MH with Poisson-MH's proposal: i uniform, v uniform over the D - 1 other
     values, accept min(1, exp(U(y) - U(x))). Thm. 2's comparison chain."""
-    states = target.states()
-    P = np.zeros((states.shape[0], states.shape[0]))
     q = 1.0 / (target.n_vars * (target.D - 1))
-    for a, x in enumerate(states):
-        for i in range(target.n_vars):
-            U = _local_energies(target, x, i).sum(axis=0)
-            acc = np.minimum(1.0, np.exp(U - U[int(x[i])]))
-            acc[int(x[i])] = 0.0
-            np.add.at(P[a], _move_targets(target, x, i), q * acc)
-        P[a, a] += 1.0 - P[a].sum()
-    return P
+
+    def move(x: np.ndarray, i: int, M: np.ndarray, phis: np.ndarray) -> tuple[np.ndarray, float]:
+        U = phis.sum(axis=0)
+        acc = np.minimum(1.0, np.exp(U - U[int(x[i])]))
+        acc[int(x[i])] = 0.0
+        return q * acc, 0.0
+
+    return _single_site_kernel(target, move).P
 
 
 def poisson_mh_matrix(target: FactorGraphTarget, lam: float, tail: float = 1e-15) -> ExactKernel:
     """Single-site Poisson-MH averaged over s ~ Poisson(lam M_phi / L + phi(x)) on A[i].
 
     Each acceptance probability lies in [0, 1], so the truncated s-mass (<= tau) moves every entry
-    by at most tau; the missing mass goes to the diagonal (as in ``poisson_gibbs_matrix``).
+    by at most tau; the missing mass goes to the diagonal (as in ``poisson_gibbs_matrix``). At
+    large lam the acceptance sums can exceed 1 by rounding (~1e-14): the diagonal is clipped at 0
+    so the matrix stays stochastic, its row sum then off by that rounding only.
     """
     check_positive(lam, "lam")
-    states = target.states()
-    P = np.zeros((states.shape[0], states.shape[0]))
     q = 1.0 / (target.n_vars * (target.D - 1))
-    worst = 0.0
-    for a, x in enumerate(states):
-        for i in range(target.n_vars):
-            start, stop = int(target.adj_indptr[i]), int(target.adj_indptr[i + 1])
-            M = target.M[target.adj_factors[start:stop]]
-            phis = _local_energies(target, x, i)
-            cur = int(x[i])
-            s, weight, tau = _poisson_grid(lam * M / target.L + phis[:, cur], tail)
-            worst = max(worst, tau)
-            coef = np.log1p(target.L * phis / (lam * M[:, None]))
-            Us = s @ coef  # (grid, D)
-            acc = weight @ np.minimum(1.0, np.exp(Us - Us[:, cur : cur + 1]))
-            acc[cur] = 0.0
-            np.add.at(P[a], _move_targets(target, x, i), q * acc)
-        # At large lam the acceptance sums can exceed 1 by rounding (~1e-14): clip at 0 so the
-        # matrix stays a stochastic matrix; the row sum is then off by that rounding only.
-        P[a, a] = max(P[a, a] + 1.0 - P[a].sum(), 0.0)
-    return ExactKernel(P, worst)
+
+    def move(x: np.ndarray, i: int, M: np.ndarray, phis: np.ndarray) -> tuple[np.ndarray, float]:
+        cur = int(x[i])
+        s, weight, tau = _poisson_grid(lam * M / target.L + phis[:, cur], tail)
+        coef = np.log1p(target.L * phis / (lam * M[:, None]))
+        Us = s @ coef  # (grid, D)
+        acc = weight @ np.minimum(1.0, np.exp(Us - Us[:, cur : cur + 1]))
+        acc[cur] = 0.0
+        return q * acc, tau
+
+    return _single_site_kernel(target, move, clip=True)
 
 
 def mgpmh_matrix(target: FactorGraphTarget, lam: float, tail: float = 1e-15) -> ExactKernel:
@@ -185,22 +193,15 @@ def mgpmh_matrix(target: FactorGraphTarget, lam: float, tail: float = 1e-15) -> 
     P(x -> x^v) = min(rho_s(v), exp(U(x^v) - U(x)) rho_s(x(i))) for v != x(i) (an independence MH
     on x(i)). The truncation moves every entry by at most tau, as above."""
     check_positive(lam, "lam")
-    states = target.states()
-    P = np.zeros((states.shape[0], states.shape[0]))
-    worst = 0.0
-    for a, x in enumerate(states):
-        for i in range(target.n_vars):
-            start, stop = int(target.adj_indptr[i]), int(target.adj_indptr[i + 1])
-            M = target.M[target.adj_factors[start:stop]]
-            phis = _local_energies(target, x, i)
-            cur = int(x[i])
-            s, weight, tau = _poisson_grid(lam * M / target.L, tail)
-            worst = max(worst, tau)
-            rho = _softmax_rows(s @ (target.L * phis / (lam * M[:, None])))
-            U = phis.sum(axis=0)
-            move = np.minimum(rho, np.exp(U - U[cur])[None, :] * rho[:, cur : cur + 1])
-            prob = weight @ move
-            prob[cur] = 0.0
-            np.add.at(P[a], _move_targets(target, x, i), prob / target.n_vars)
-        P[a, a] += 1.0 - P[a].sum()
-    return ExactKernel(P, worst)
+
+    def move(x: np.ndarray, i: int, M: np.ndarray, phis: np.ndarray) -> tuple[np.ndarray, float]:
+        cur = int(x[i])
+        s, weight, tau = _poisson_grid(lam * M / target.L, tail)
+        rho = _softmax_rows(s @ (target.L * phis / (lam * M[:, None])))
+        U = phis.sum(axis=0)
+        taken = np.minimum(rho, np.exp(U - U[cur])[None, :] * rho[:, cur : cur + 1])
+        prob = weight @ taken
+        prob[cur] = 0.0
+        return prob / target.n_vars, tau
+
+    return _single_site_kernel(target, move)

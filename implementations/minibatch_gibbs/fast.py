@@ -30,6 +30,34 @@ from implementations.shared.fast import poisson_count
 
 
 @njit(cache=True)
+def _site_scratch(indptr):
+    """Per-slot counts (zero) and the list of distinct slots, sized for the largest A[i]."""
+    width = 0
+    for i in range(indptr.size - 1):
+        width = max(width, indptr[i + 1] - indptr[i])
+    return np.zeros(width, dtype=np.int64), np.empty(width, dtype=np.int64)
+
+
+@njit(cache=True)
+def _count(counts, distinct, nd, k):
+    """s_k += 1, listing k on its first count; returns the new number of distinct slots."""
+    if counts[k] == 0:
+        distinct[nd] = k
+        nd += 1
+    counts[k] += 1
+    return nd
+
+
+@njit(cache=True)
+def _alias_draw(prob, alias, start, K, rng):
+    """One index of prob[start:start + K]'s alias table: a uniform slot, then its alias test."""
+    k = min(int(rng.random() * K), K - 1)
+    if rng.random() >= prob[start + k]:
+        k = alias[start + k]
+    return k
+
+
+@njit(cache=True)
 def _phi_at(factors, pos, other, tables, slot, x, v):
     f = factors[slot]
     if pos[slot] == 0:
@@ -133,11 +161,7 @@ def _thin_proposals(rec, W, D, c, start, B, xi, x, slots, u_test, o, counts, dis
         m = rec[r + 2]
         base = c * m
         if u_test[b] * (base + m) < base + rec[r + 4 + x[int(rec[r + 3])] * D + xi]:
-            k = slots[b] - start
-            if counts[k] == 0:
-                distinct[nd] = k
-                nd += 1
-            counts[k] += 1
+            nd = _count(counts, distinct, nd, slots[b] - start)
             kept += 1
     return nd, kept
 
@@ -165,9 +189,7 @@ def _poisson_gibbs_kernel(indptr, rec, m_sum, L, lam, D, x, n_steps, rng, thin, 
     n = x.size
     W = 4 + D * D
     U = np.empty(D)
-    width = _max_degree(indptr)
-    counts = np.zeros(width, dtype=np.int64)
-    distinct = np.empty(width, dtype=np.int64)
+    counts, distinct = _site_scratch(indptr)
     c = lam / L
     cap = 64
     slots = np.empty(3 * cap, dtype=np.int64)  # [(t % 3) * cap, ...): step t's proposals
@@ -269,18 +291,13 @@ def _poisson_counts(
     nd = 0
     kept = 0
     for _ in range(B):
-        k = min(int(rng.random() * K), K - 1)
-        if rng.random() >= a_prob[start + k]:
-            k = a_idx[start + k]
+        k = _alias_draw(a_prob, a_idx, start, K, rng)
         m = M[factors[start + k]]
         base = c * m
         if rng.random() * (base + m) < base + _phi_at(
             factors, pos, other, tables, start + k, x, x[i]
         ):
-            if counts[k] == 0:
-                distinct[nd] = k
-                nd += 1
-            counts[k] += 1
+            nd = _count(counts, distinct, nd, k)
             kept += 1
     return nd, kept
 
@@ -291,9 +308,7 @@ def _global_estimate(scopes, tables, M, g_prob, g_idx, psi, lam, x, i, u, rng):
     B = poisson_count(lam, rng)
     acc = 0.0
     for _ in range(B):
-        f = min(int(rng.random() * F), F - 1)
-        if rng.random() >= g_prob[f]:
-            f = g_idx[f]
+        f = _alias_draw(g_prob, g_idx, 0, F, rng)
         a, b = scopes[f, 0], scopes[f, 1]
         xa = u if a == i else x[a]
         xb = u if b == i else x[b]
@@ -302,22 +317,12 @@ def _global_estimate(scopes, tables, M, g_prob, g_idx, psi, lam, x, i, u, rng):
 
 
 @njit(cache=True)
-def _max_degree(indptr):
-    width = 0
-    for i in range(indptr.size - 1):
-        width = max(width, indptr[i + 1] - indptr[i])
-    return width
-
-
-@njit(cache=True)
 def _poisson_mh_kernel(
     indptr, factors, pos, other, tables, M, m_sum, a_prob, a_idx, L, lam, D, x, n_steps, rng,
     thin, values, stats,
 ):  # fmt: skip
     n = x.size
-    width = _max_degree(indptr)
-    counts = np.zeros(width, dtype=np.int64)
-    distinct = np.empty(width, dtype=np.int64)
+    counts, distinct = _site_scratch(indptr)
     c = lam / L
     for t in range(n_steps):
         i = rng.integers(0, n)
@@ -392,13 +397,7 @@ def _local_proposal(
     B = poisson_count(lam / L * m_sum[i], rng)
     nd = 0
     for _ in range(B):
-        k = min(int(rng.random() * K), K - 1)
-        if rng.random() >= a_prob[start + k]:
-            k = a_idx[start + k]
-        if counts[k] == 0:
-            distinct[nd] = k
-            nd += 1
-        counts[k] += 1
+        nd = _count(counts, distinct, nd, _alias_draw(a_prob, a_idx, start, K, rng))
     for v in range(D):
         acc = 0.0
         for j in range(nd):
@@ -426,9 +425,7 @@ def _mgpmh_kernel(
     thin, values, stats,
 ):  # fmt: skip
     n = x.size
-    width = _max_degree(indptr)
-    counts = np.zeros(width, dtype=np.int64)
-    distinct = np.empty(width, dtype=np.int64)
+    counts, distinct = _site_scratch(indptr)
     eps = np.empty(D)
     for t in range(n_steps):
         i = rng.integers(0, n)
@@ -464,9 +461,7 @@ def _double_min_kernel(
     g_idx, psi, lam2, x, n_steps, rng, thin, values, stats,
 ):  # fmt: skip
     n = x.size
-    width = _max_degree(indptr)
-    counts = np.zeros(width, dtype=np.int64)
-    distinct = np.empty(width, dtype=np.int64)
+    counts, distinct = _site_scratch(indptr)
     rho = np.empty(D)
     eps, first = _global_estimate(scopes, tables, M, g_prob, g_idx, psi, lam2, x, -1, 0, rng)
     for t in range(n_steps):
@@ -579,11 +574,12 @@ def double_min_gibbs(
     return pack_double_min_gibbs(target, values, stats, first)
 
 
-KERNELS = (
-    _gibbs_kernel,
-    _poisson_gibbs_kernel,
-    _poisson_mh_kernel,
-    _min_gibbs_kernel,
-    _mgpmh_kernel,
-    _double_min_kernel,
-)
+#: Each spec's kernels, by spec name.
+KERNELS = {
+    "gibbs": (_gibbs_kernel,),
+    "poisson-gibbs": (_poisson_gibbs_kernel,),
+    "poisson-mh": (_poisson_mh_kernel,),
+    "min-gibbs": (_min_gibbs_kernel,),
+    "mgpmh": (_mgpmh_kernel,),
+    "double-min-gibbs": (_double_min_kernel,),
+}

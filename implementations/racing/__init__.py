@@ -14,6 +14,7 @@ from harness.targets.catalog import LONG_SUM
 from harness.targets.likelihood_terms import KIND as LIKELIHOOD
 from implementations.racing import fast, reference
 from implementations.racing.bounds import b_normal, b_normal_table, doubling_schedule
+from implementations.shared.spec import family_spec, implemented
 
 __all__ = ["RACING_FAMILY", "b_normal", "b_normal_table", "doubling_schedule"]
 
@@ -190,44 +191,35 @@ def _check_mh(target: Any, params: Mapping[str, Any]) -> None:
 
 MH_PROBLEMS = ("studentt-posterior-N500",)
 
+_spec = family_spec("racing", fast.KERNELS, guarantee="approximate", delta_param="delta")
+
 RACING_FAMILY: list[AlgorithmSpec] = [
-    AlgorithmSpec(
+    _spec(
         name="lil-ucb",
-        family="racing",
         paper="000_26bed7cc1ef3ab92.txt, Sec. 3.2, Prop. 2",
-        guarantee="approximate",
         target_kinds=("discrete",),
-        implementations={"reference": reference.lil_ucb, "numba": fast.lil_ucb},
+        implementations=implemented(reference.lil_ucb, fast.lil_ucb),
         params=(_delta(), EXACT),
-        delta_param="delta",
         summary="Adapted lil'UCB: per-arm sampling without replacement, at most N pulls per arm.",
         checks=_checks(problems=LIL_PROBLEMS, everywhere=False),
-        kernels=fast.KERNELS["lil-ucb"],
         target_check=_check_arms,
     ),
-    AlgorithmSpec(
+    _spec(
         name="racing-ebs",
-        family="racing",
         paper="000_26bed7cc1ef3ab92.txt, Alg. 1, Eq. 6-7",
-        guarantee="approximate",
         target_kinds=("discrete", LIKELIHOOD),
-        implementations={"reference": reference.racing_ebs, "numba": fast.racing_ebs},
+        implementations=implemented(reference.racing_ebs, fast.racing_ebs),
         params=(_delta(), _m1(2, 2), VARIANCE, EXACT),
-        delta_param="delta",
         summary="Racing with the empirical Bernstein-Serfling bound and a union bound over stages.",
         checks=_checks((*MARGINAL, *COMPUTED)),
-        kernels=fast.KERNELS["racing-ebs"],
         target_check=_check_race,
     ),
-    AlgorithmSpec(
+    _spec(
         name="racing-normal",
-        family="racing",
         paper="000_26bed7cc1ef3ab92.txt, Alg. 1, Eq. 8-9, Prop. 7",
-        guarantee="approximate",
         target_kinds=("discrete", "discrete-ragged", LIKELIHOOD),
-        implementations={"reference": reference.racing_normal, "numba": fast.racing_normal},
+        implementations=implemented(reference.racing_normal, fast.racing_normal),
         params=(_delta(), _m1(50, 2), VARIANCE, EXACT),
-        delta_param="delta",
         summary="Racing with the normal bound B_Normal solved for the doubling schedule.",
         checks=_checks(
             (
@@ -239,17 +231,14 @@ RACING_FAMILY: list[AlgorithmSpec] = [
                 *NORMAL_EXTRA,
             )
         ),
-        kernels=fast.KERNELS["racing-normal"],
         target_check=_check_race,
     ),
-    AlgorithmSpec(
+    _spec(
         name="racing-mh",
-        family="racing",
         paper="000_26bed7cc1ef3ab92.txt, Sec. 4, Eq. 12",
-        guarantee="approximate",
         entry="run_chain",
         target_kinds=("posterior-1d",),
-        implementations={"reference": reference.racing_mh, "numba": fast.racing_mh},
+        implementations=implemented(reference.racing_mh, fast.racing_mh),
         params=(
             _delta(),
             _m1(50, 2),
@@ -269,14 +258,12 @@ RACING_FAMILY: list[AlgorithmSpec] = [
             ),
             EXACT,
         ),
-        delta_param="delta",
         splittable=False,
         summary="MH whose accept test is a two-arm race on subsampled likelihood terms.",
         checks=(
             *(Check({"delta": d, "exact_answer": True}, problems=MH_PROBLEMS) for d in DELTA_GRID),
             Check({"bound": "ebs", "exact_answer": True}, problems=MH_PROBLEMS),
         ),
-        kernels=fast.KERNELS["racing-mh"],
         target_check=_check_mh,
     ),
 ]

@@ -35,6 +35,20 @@ _ebs = njit(cache=True)(ebs_bound)
 
 
 @njit(cache=True)
+def _draw_arrays(n):
+    """A race's per-draw outputs: the winner, evaluations, largest pull count, whether it
+    stopped early, and the exact argmax (filled only where asked for)."""
+    i64 = np.empty(n, dtype=np.int64)
+    return (
+        i64,
+        np.empty_like(i64),
+        np.empty_like(i64),
+        np.empty(n, dtype=np.bool_),
+        np.empty_like(i64),
+    )
+
+
+@njit(cache=True)
 def _noise(f0, N, rng, eps, offset):
     for i in range(f0.size):
         eps[i] = -log_or_minus_inf(rng.standard_exponential())
@@ -96,11 +110,7 @@ def _lil_ucb_kernel(lf, f0, scale, n, rng, d, a, beta, exact_answer):
         for j in range(N):
             perm[i, j] = j
     swaps = np.zeros((D, N), dtype=np.int64)
-    values = np.empty(n, dtype=np.int64)
-    draw_evals = np.empty(n, dtype=np.int64)
-    max_pulls = np.empty(n, dtype=np.int64)
-    stopped = np.empty(n, dtype=np.bool_)
-    exact = np.empty(n, dtype=np.int64)
+    values, draw_evals, max_pulls, stopped, exact = _draw_arrays(n)
     eps = np.empty(D)
     offset = np.empty(D)
     pulls = np.empty(D, dtype=np.int64)
@@ -167,11 +177,7 @@ def _racing_kernel(
     g = np.empty(D)
     eps = np.empty(D)
     offset = np.empty(D)
-    values = np.empty(n, dtype=np.int64)
-    draw_evals = np.empty(n, dtype=np.int64)
-    max_pulls = np.empty(n, dtype=np.int64)
-    stopped = np.empty(n, dtype=np.bool_)
-    exact = np.empty(n, dtype=np.int64)
+    values, draw_evals, max_pulls, stopped, exact = _draw_arrays(n)
     for k in range(n):
         _noise(f0, N, rng, eps, offset)
         na = D
@@ -339,11 +345,7 @@ def _ragged_kernel(lf, f0, sizes, n, rng, schedules, lengths, B, exact_answer):
     g = np.empty(D)
     eps = np.empty(D)
     offset = np.empty(D)
-    values = np.empty(n, dtype=np.int64)
-    draw_evals = np.empty(n, dtype=np.int64)
-    max_pulls = np.empty(n, dtype=np.int64)
-    stopped = np.empty(n, dtype=np.bool_)
-    exact = np.empty(n, dtype=np.int64)
+    values, draw_evals, max_pulls, stopped, exact = _draw_arrays(n)
     population = 0
     for i in range(D):
         population += sizes[i]
