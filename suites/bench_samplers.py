@@ -173,17 +173,22 @@ def _smallest(algorithm: str) -> tuple[str, str]:
     return kind, _p.sizes(kind)[0].label
 
 
-class Compile:
-    """Cold start of each algorithm's Numba implementation; minus ``Startup`` of its kind, the
-    compile time. A fresh process per sample is the only honest way: in-process, a dispatcher
-    compiles once and every later sample would time a cache hit."""
+class _FreshProcess:
+    """One call per sample, each in a fresh process, no warm-up: the only honest way, as
+    in-process a dispatcher compiles once and every later sample would time a cache hit."""
 
-    params = [s.name for s in _p.registry() if "numba" in s.implementations]
-    param_names = ["algorithm"]
     number = 1
     repeat = (1, 3, 60.0)
     rounds = 1
     warmup_time = 0.0
+
+
+class Compile(_FreshProcess):
+    """Cold start of each algorithm's Numba implementation; minus ``Startup`` of its kind, the
+    compile time."""
+
+    params = [s.name for s in _p.registry() if "numba" in s.implementations]
+    param_names = ["algorithm"]
     timeout = 300
 
     def setup(self, algorithm: str) -> None:
@@ -194,15 +199,11 @@ class Compile:
         _cold_run(algorithm, self.kind, self.size, first_call=True)
 
 
-class Startup:
+class Startup(_FreshProcess):
     """The baseline of ``Compile``: the same fresh interpreter, imports and target, no call."""
 
     params = _p.kinds()
     param_names = ["kind"]
-    number = 1
-    repeat = (1, 3, 60.0)
-    rounds = 1
-    warmup_time = 0.0
     timeout = 120
 
     def setup(self, kind: str) -> None:

@@ -66,12 +66,11 @@ def _frequency(records: Records) -> Estimate:
 
 
 class TemplateGumbelMax(Experiment[GumbelMaxConfig]):
-    name = "template-gumbel-max"
+    """D states, a fixed synthetic pmf; `draws` Gumbel-max samples per replicate."""
+
     paper = "000_26bed7cc1ef3ab92.txt, Sec. 2.1"
     summary = "Gumbel-max draws on a synthetic target: frequency of the top state"
-    help = "D states, a fixed synthetic pmf; `draws` Gumbel-max samples per replicate."
     title = "Template: the Gumbel-max trick's frequencies"
-    config_type = GumbelMaxConfig
     record_types = ("replicate",)
     columns = (
         Column("task", "task_id"),

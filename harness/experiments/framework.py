@@ -21,7 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, get_args
 
 from harness.engine import BUDGETS, Records, SeedKey, Task, backend_for, run_tasks
 from harness.experiments.claims import Claim, Verdict, claims_text, counts, judge
@@ -64,7 +64,11 @@ class Column:
 
 
 class Experiment(ABC, Generic[C]):
-    """A paper experiment: declarations the framework reads, and methods it calls."""
+    """A paper experiment: declarations the framework reads, and methods it calls.
+
+    A concrete experiment's ``config_type`` is its type argument (``Experiment[MyConfig]``),
+    its ``name`` that config's ``experiment`` and its ``help`` its docstring, on one line.
+    """
 
     name: ClassVar[str]
     paper: ClassVar[str]
@@ -81,6 +85,16 @@ class Experiment(ABC, Generic[C]):
     columns: ClassVar[tuple[Column, ...]] = ()
     record_types: ClassVar[tuple[str, ...]] = ()
     record_field: ClassVar[str] = "type"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in cls.__dict__.get("__orig_bases__", ()):
+            configs = [a for a in get_args(base) if isinstance(a, type) and issubclass(a, Config)]
+            if configs and "config_type" not in cls.__dict__:
+                cls.config_type = configs[0]
+        if "config_type" in cls.__dict__:
+            cls.name = cls.__dict__.get("name", cls.config_type.experiment)
+            cls.help = cls.__dict__.get("help", " ".join((cls.__doc__ or "").split()))
 
     def config(self, level: str, seed: int = 0) -> C:
         """The settings of ``level``, from the config's declared level values."""

@@ -111,16 +111,13 @@ def predicted_slope(n_lo: float, n_hi: float) -> float:
 
 
 class AstarBounds(ac.CellExperiment[BoundsConfig]):
-    name = "astar-bounds"
+    """the mean of a 1-D Gaussian from N observations (prior as the proposal), N in 1..1e4: A* with
+    constant, linear and tight (quadratic) bounds, evaluations per sample; the full level adds N =
+    1e5..1e7 (the rate study)."""
+
     paper = "001_78ff986a3d316097.txt, Sec. 6.2 (Fig. 2b)"
     summary = "A* with constant, linear and tight bounds on a Gaussian mean as N grows"
-    help = (
-        "the mean of a 1-D Gaussian from N observations (prior as the proposal), N in 1..1e4: "
-        "A* with constant, linear and tight (quadratic) bounds, evaluations per sample; the "
-        "full level adds N = 1e5..1e7 (the rate study)."
-    )
     title = "A* with constant, linear and tight bounds as N grows"
-    config_type = BoundsConfig
     xlabel = "N"
     kinds = ((" liks", ac.LIKS), (" bounds", ac.BOUNDS))  # Fig. 2b draws both
 

@@ -104,16 +104,13 @@ def _growth(series: str, reading: str) -> Callable[[Records], cl.Estimate]:
 
 
 class AstarClutter(ac.CellExperiment[ClutterConfig]):
-    name = "astar-clutter"
+    """clutter problem (20 points, half in [-5,-3]^D, half in [2,4]^D; prior N(0, 2^2 I) as the
+    proposal; constant per-point bounds): A* against OS* (strategy 1) as D grows; the full level
+    adds other priors and the diagonal layout at D = 3, 4."""
+
     paper = "001_78ff986a3d316097.txt, Sec. 6.1 (clutter)"
     summary = "A* and OS* on the clutter posterior, D = 1..4: evaluations per sample"
-    help = (
-        "clutter problem (20 points, half in [-5,-3]^D, half in [2,4]^D; prior N(0, 2^2 I) as "
-        "the proposal; constant per-point bounds): A* against OS* (strategy 1) as D grows; the "
-        "full level adds other priors and the diagonal layout at D = 3, 4."
-    )
     title = "A* and OS* on the clutter problem, D = 1..4"
-    config_type = ClutterConfig
     xlabel, logx = "D", False
 
     def cells(self, c: ClutterConfig) -> list[ac.Cell]:

@@ -47,15 +47,12 @@ def _rejection_slope(records: Records) -> cl.Estimate:
 
 
 class AstarDrillDown(ac.CellExperiment[DrillDownConfig]):
-    name = "astar-drill-down"
+    """p(x) proportional to exp(-x)/(1+x)^a, proposal Exp(1), a log-spaced over [1, 1e6]: exact
+    samples by astar-drill-down and by rejection, and rejection's expected cost 1/Z."""
+
     paper = "001_78ff986a3d316097.txt, Sec. 6.1 (Fig. 2a)"
     summary = "A* drill-down vs rejection on exp(-x)/(1+x)^a: evaluations per sample vs a"
-    help = (
-        "p(x) proportional to exp(-x)/(1+x)^a, proposal Exp(1), a log-spaced over [1, 1e6]: "
-        "exact samples by astar-drill-down and by rejection, and rejection's expected cost 1/Z."
-    )
     title = "A* drill-down vs rejection on exp(-x) / (1 + x)^a"
-    config_type = DrillDownConfig
     xlabel = "a"
 
     def cells(self, c: DrillDownConfig) -> list[ac.Cell]:

@@ -151,16 +151,13 @@ def descent(config: IntervalsConfig, model: str, records: Records) -> list[ac.Ce
 
 
 class AstarIntervals(ac.CellExperiment[IntervalsConfig]):
-    name = "astar-intervals"
+    """five nonlinear regression models of Fig. 2c (our prior ranges; N = 3 synthetic points),
+    bounds by mpmath interval arithmetic: A* against rejection's expected cost over noise levels,
+    and OS* against A* at one noise level (cost = liks + 2 x bounds)."""
+
     paper = "001_78ff986a3d316097.txt, Sec. 6.3 (Fig. 2c)"
     summary = "A* and OS* with mpmath interval bounds on five nonlinear regressions"
-    help = (
-        "five nonlinear regression models of Fig. 2c (our prior ranges; N = 3 synthetic points), "
-        "bounds by mpmath interval arithmetic: A* against rejection's expected cost over noise "
-        "levels, and OS* against A* at one noise level (cost = liks + 2 x bounds)."
-    )
     title = "A* and OS* with interval bounds on nonlinear regressions"
-    config_type = IntervalsConfig
     columns = (*ac.COLUMNS, Column("rejection (expected)", rejection_cost, ".3g"))
 
     def cells(self, c: IntervalsConfig, records: Records = ()) -> list[ac.Cell]:

@@ -140,20 +140,166 @@ def _switches(records: Records, D: int) -> cl.Estimate:
     return cl.poisson_rate(sum(runs), len(runs))
 
 
+def _panel_claim(
+    config: RobustConfig,
+    id: str,
+    part: str,
+    text: str,
+    q: str,
+    f: Callable,
+    needs: tuple[str, ...],
+    **more: Any,
+) -> cl.Claim:
+    """``f`` of one panel's means at D, where OS* is ``m[kind, p]``, A* ``m["A*", p]``;
+    ``needs``: the OS* series it reads (absent from ``strategies``: inconclusive)."""
+    measure = ac.on(
+        lambda r: r["series"].startswith(part) and r["target_args"]["D"] == config.D,
+        lambda m: f({(s[len(part) + 1 :], x): v for (s, x), v in m.items()}),
+    )
+    ran = {SERIES[k] for k in config.strategies}
+    if missing := [s for s in needs if s not in ran]:
+        measure = _not_run(missing)
+    more.setdefault("rule", cl.above(1.0))
+    return cl.Claim(id, f"{WHERE} {PANEL[part]}", text, q, measure=measure, **more)
+
+
+def _slug(s: str) -> str:
+    return s.removeprefix("OS* ").replace(" ", "-")
+
+
+def _per_series_claims(config: RobustConfig) -> list[cl.Claim]:
+    """Per OS* series: single samples (A* fewer of both), reused bounds (OS*'s trade)."""
+    ps = config.rates
+
+    def trade(m: ac.Means, s: str) -> float:  # > 1: OS* uses fewer liks and more bounds
+        gm = np.exp(np.mean([np.log(m[s, p] / m["A*", p]) for p in ps], axis=0))
+        return float(min(1 / gm[0], gm[1]))
+
+    # "A uses fewer than B" -> the interval of B / A lies above 1.
+    return [
+        *(
+            _panel_claim(
+                config,
+                f"single-fewer-than-{_slug(s)}",
+                "single",
+                f"Drawing single samples, A* uses fewer bound and fewer likelihood "
+                f"evaluations than {s} at every operating point p.",
+                f"least over p and both kinds of {s} / A* evaluations per sample",
+                lambda m, s=s: min(min(m[s, p] / m["A*", p]) for p in ps),
+                (s,),
+            )
+            for s in SERIES.values()
+        ),
+        *(
+            _panel_claim(
+                config,
+                f"reuse-trade-{_slug(s)}",
+                "reuse",
+                f"With 200 samples and reused bounds, {s} uses fewer likelihood evaluations "
+                "than A* at the expense of more bound evaluations.",
+                "lesser of A* / OS* liks and OS* / A* bounds per sample (geometric means)",
+                lambda m, s=s: trade(m, s),
+                (s,),
+            )
+            for s in SERIES.values()
+        ),
+    ]
+
+
+def _per_reading_claims(config: RobustConfig) -> list[cl.Claim]:
+    """ "A point OS* does not reach": the figure's equal-cost lines read it as a lower total
+    cost, the words as a point no OS* point betters in both counts; both judged, under each
+    reading of strategy 2 (ids without a suffix: the proposal's mass)."""
+    ps, w = config.rates, (1.0, config.D + 1.0)  # cost = liks + (D + 1) bounds
+    reach = "A* operates at a point that OS* (either strategy, any p) does not reach (read:"
+    out = []
+    for reading, os in READINGS.items():
+        suffix = "" if reading == "proposal" else f"-{reading}"
+        read = f" Strategy 2 as {os[1]}." if suffix else ""
+        out += [
+            _panel_claim(
+                config,
+                f"reuse-astar-cheapest{suffix}",
+                "reuse",
+                f"{reach} a lower total cost).{read}",
+                "A*'s least cost / OS*'s least cost",
+                lambda m, os=os: (
+                    min(m["A*", p] @ w for p in ps) / min(m[s, p] @ w for s in os for p in ps)
+                ),
+                os,
+                rule=cl.below(1.0),
+            ),
+            _panel_claim(
+                config,
+                f"reuse-astar-undominated{suffix}",
+                "reuse",
+                f"{reach} no OS* point uses fewer of both).{read}",
+                "max over A*'s points of the min over OS*'s of the larger OS* / A* ratio",
+                lambda m, os=os: max(
+                    min(max(m[s, q] / m["A*", p]) for s in os for q in ps) for p in ps
+                ),
+                os,
+            ),
+        ]
+    return out
+
+
+def _figure_claims(config: RobustConfig) -> list[cl.Claim]:
+    """Fig. 3 draws equal-cost lines 10% apart, and its diamonds (strategy 2) lie a few lines
+    from the circles (A*): "within tens of percent" -> OS* / A* cost within 2x, which tells 1x
+    from the 30-70x of the proposal reading; fixed before the first run."""
+    ps, w = config.rates, (1.0, config.D + 1.0)  # cost = liks + (D + 1) bounds
+
+    def scale(m: ac.Means, s: str) -> float:  # OS* cost / A* cost, geometric mean over p
+        return float(np.exp(np.mean([np.log(m[s, p] @ w / (m["A*", p] @ w)) for p in ps])))
+
+    return [
+        _panel_claim(
+            config,
+            f"fig3-{part}-cost-{_slug(s)}",
+            part,
+            f"Fig. 3 ({PANEL[part]}): strategy 2's diamonds lie within tens of percent of "
+            f"A*'s total cost, read as {s}.",
+            f"{s} / A* cost per sample, liks + (D + 1) bounds (geometric mean over p)",
+            lambda m, s=s: scale(m, s),
+            (s,),
+            rule=cl.within_factor(1.0, 2.0),
+            paper_value="within tens of percent",
+        )
+        for part in PANEL
+        for s in (SERIES[2], SERIES[3], SERIES[4])
+    ]
+
+
+def _slice_claims() -> list[cl.Claim]:
+    """ "Rarely switches" -> fewer than one switch a run (the paper: 1 in 5 runs, 0 at D > 2)."""
+    return [
+        cl.Claim(
+            id=f"slice-switches-D{D}",
+            paper="001 Sec. 6.4",
+            text=f"A slice sampler given 10x A*'s budget for 200 samples {text} at D = {D}.",
+            paper_value=value,
+            quantity=f"mode switches per run, D = {D}",
+            rule=cl.below(1.0, "below 1 a run"),
+            measure=lambda rs, D=D: _switches(rs, D),
+        )
+        for D, text, value in (
+            (2, "switched modes once in five runs", "1 in 5 runs"),
+            (3, "never switched modes", "0 in 5 runs"),
+        )
+    ]
+
+
 class AstarRobust(ac.CellExperiment[RobustConfig]):
-    name = "astar-robust"
+    """robust (Cauchy) regression with a bimodal posterior (data as in the paper), D = 2, N = 250,
+    per-point linear/quadratic bounds: A* with extra draws per node against OS* (both strategies,
+    the second under the readings of its split: largest nu(B) or largest nu(B) exp(M), at the median
+    or a sampled point) refining on a share p of rejections, single samples and 200 samples with
+    reused bounds; a random-direction slice sampler at 10x A*'s budget counts mode switches."""
+
     paper = "001_78ff986a3d316097.txt, Sec. 6.4 (Fig. 3)"
     summary = "A* vs OS* on robust Cauchy regression; 200 samples with reused bounds; slice"
-    help = (
-        "robust (Cauchy) regression with a bimodal posterior (data as in the paper), D = 2, N = "
-        "250, per-point linear/quadratic bounds: A* with extra draws per node against OS* (both "
-        "strategies, the second under the readings of its split: largest nu(B) or largest "
-        "nu(B) exp(M), at the median or a sampled point) refining on a share p of rejections, "
-        "single samples and 200 samples with reused bounds; a random-direction slice sampler "
-        "at 10x A*'s budget counts mode switches."
-    )
     title = "A* and OS* on robust Cauchy regression; the slice-sampler baseline"
-    config_type = RobustConfig
     columns = (
         *ac.COLUMNS,
         Column("D", lambda r: r.get("d", r.get("D"))),
@@ -199,127 +345,12 @@ class AstarRobust(ac.CellExperiment[RobustConfig]):
         return tasks
 
     def claims(self, config: RobustConfig) -> tuple[cl.Claim, ...]:
-        ps, w = config.rates, (1.0, config.D + 1.0)
-        ran = {SERIES[s] for s in config.strategies}
-
-        def claim(
-            id: str, part: str, text: str, q: str, f: Callable, needs: tuple[str, ...], **more: Any
-        ) -> cl.Claim:
-            """``f`` of one panel's means at D, where OS* is ``m[kind, p]``, A* ``m["A*", p]``;
-            ``needs``: the OS* series it reads (absent from ``strategies``: inconclusive)."""
-            measure = ac.on(
-                lambda r: r["series"].startswith(part) and r["target_args"]["D"] == config.D,
-                lambda m: f({(s[len(part) + 1 :], x): v for (s, x), v in m.items()}),
-            )
-            if missing := [s for s in needs if s not in ran]:
-                measure = _not_run(missing)
-            more.setdefault("rule", cl.above(1.0))
-            return cl.Claim(id, f"{WHERE} {PANEL[part]}", text, q, measure=measure, **more)
-
-        def trade(m: ac.Means, s: str) -> float:  # > 1: OS* uses fewer liks and more bounds
-            gm = np.exp(np.mean([np.log(m[s, p] / m["A*", p]) for p in ps], axis=0))
-            return float(min(1 / gm[0], gm[1]))
-
-        def scale(m: ac.Means, s: str) -> float:  # OS* cost / A* cost, geometric mean over p
-            return float(np.exp(np.mean([np.log(m[s, p] @ w / (m["A*", p] @ w)) for p in ps])))
-
-        def slug(s: str) -> str:
-            return s.removeprefix("OS* ").replace(" ", "-")
-
-        # "A point OS* does not reach": the figure's equal-cost lines read it as a lower total
-        # cost, the words as a point no OS* point betters in both counts; both judged, under
-        # each reading of strategy 2 (ids without a suffix: the proposal's mass).
-        reach = "A* operates at a point that OS* (either strategy, any p) does not reach (read:"
-        # "A uses fewer than B" -> the interval of B / A lies above 1.
-        per_series = [
-            *(
-                claim(
-                    f"single-fewer-than-{slug(s)}",
-                    "single",
-                    f"Drawing single samples, A* uses fewer bound and fewer likelihood "
-                    f"evaluations than {s} at every operating point p.",
-                    f"least over p and both kinds of {s} / A* evaluations per sample",
-                    lambda m, s=s: min(min(m[s, p] / m["A*", p]) for p in ps),
-                    (s,),
-                )
-                for s in SERIES.values()
-            ),
-            *(
-                claim(
-                    f"reuse-trade-{slug(s)}",
-                    "reuse",
-                    f"With 200 samples and reused bounds, {s} uses fewer likelihood evaluations "
-                    "than A* at the expense of more bound evaluations.",
-                    "lesser of A* / OS* liks and OS* / A* bounds per sample (geometric means)",
-                    lambda m, s=s: trade(m, s),
-                    (s,),
-                )
-                for s in SERIES.values()
-            ),
-        ]
-        per_reading = []
-        for reading, os in READINGS.items():
-            suffix = "" if reading == "proposal" else f"-{reading}"
-            read = f" Strategy 2 as {os[1]}." if suffix else ""
-            per_reading += [
-                claim(
-                    f"reuse-astar-cheapest{suffix}",
-                    "reuse",
-                    f"{reach} a lower total cost).{read}",
-                    "A*'s least cost / OS*'s least cost",
-                    lambda m, os=os: (
-                        min(m["A*", p] @ w for p in ps) / min(m[s, p] @ w for s in os for p in ps)
-                    ),
-                    os,
-                    rule=cl.below(1.0),
-                ),
-                claim(
-                    f"reuse-astar-undominated{suffix}",
-                    "reuse",
-                    f"{reach} no OS* point uses fewer of both).{read}",
-                    "max over A*'s points of the min over OS*'s of the larger OS* / A* ratio",
-                    lambda m, os=os: max(
-                        min(max(m[s, q] / m["A*", p]) for s in os for q in ps) for p in ps
-                    ),
-                    os,
-                ),
-            ]
-        # Fig. 3 draws equal-cost lines 10% apart, and its diamonds (strategy 2) lie a few lines
-        # from the circles (A*): "within tens of percent" -> OS* / A* cost within 2x, which
-        # tells 1x from the 30-70x of the proposal reading; fixed before the first run.
-        figure = [
-            claim(
-                f"fig3-{part}-cost-{slug(s)}",
-                part,
-                f"Fig. 3 ({PANEL[part]}): strategy 2's diamonds lie within tens of percent of "
-                f"A*'s total cost, read as {s}.",
-                f"{s} / A* cost per sample, liks + (D + 1) bounds (geometric mean over p)",
-                lambda m, s=s: scale(m, s),
-                (s,),
-                rule=cl.within_factor(1.0, 2.0),
-                paper_value="within tens of percent",
-            )
-            for part in PANEL
-            for s in (SERIES[2], SERIES[3], SERIES[4])
-        ]
-        panels = [*per_series, *per_reading, *figure]
-        # "Rarely switches" -> fewer than one switch a run (the paper: 1 in 5 runs, 0 at D > 2).
-        slices = [
-            cl.Claim(
-                id=f"slice-switches-D{D}",
-                paper="001 Sec. 6.4",
-                text=f"A slice sampler given 10x A*'s budget for 200 samples {text} at D = {D}.",
-                paper_value=value,
-                quantity=f"mode switches per run, D = {D}",
-                rule=cl.below(1.0, "below 1 a run"),
-                measure=lambda rs, D=D: _switches(rs, D),
-            )
-            for D, text, value in (
-                (2, "switched modes once in five runs", "1 in 5 runs"),
-                (3, "never switched modes", "0 in 5 runs"),
-            )
-        ]
-        return (*panels, *slices)
+        return (
+            *_per_series_claims(config),
+            *_per_reading_claims(config),
+            *_figure_claims(config),
+            *_slice_claims(),
+        )
 
     def figures(self, config: RobustConfig, records: Records) -> list[dict[str, Any]]:
         m = ac.means(ac.cells(records, lambda r: r["target_args"]["D"] == config.D))

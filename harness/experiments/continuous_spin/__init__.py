@@ -66,15 +66,12 @@ def _ratio(num: str, den: str, of: Stat | None = None) -> Measure:
 
 
 class ContinuousSpin(Experiment[ContinuousSpinConfig]):
-    name = "continuous-spin"
+    """20x20 continuous spin, lam = L^2, m = 3, k = 10; PGITS and PGDA against a long Gibbs-ITS run
+    by symmetric KL, and factors per iteration."""
+
     paper = "003_07f92522b9b1c588.txt, Sec. 4.2 (Fig. 1c, 2c)"
     summary = "Continuous spin 20x20: PGITS and PGDA vs a long Gibbs-ITS run (symmetric KL)"
-    help = (
-        "20x20 continuous spin, lam = L^2, m = 3, k = 10; PGITS and PGDA against a long "
-        "Gibbs-ITS run by symmetric KL, and factors per iteration."
-    )
     title = "Continuous spin model: symmetric KL of Gibbs-ITS, PGITS and PGDA"
-    config_type = ContinuousSpinConfig
     columns = (
         Column("sampler", lambda r: r.get("label", "reference")),
         Column("run", "replicate"),

@@ -370,6 +370,25 @@ WHY_ESS = (
 )
 
 
+#: A claim's own part: id suffix, text, paper value, what is measured, rule, measure.
+ClaimRow = tuple[str, str, str, str, cl.Rule, Measure]
+
+
+def _row_claim(model: str, data: str, row: ClaimRow, differs: str, tag: str = "") -> cl.Claim:
+    """The claim of ``row`` for ``model``'s line of Table 1, measured on ``data``."""
+    cid, text, value, what, rule, m = row
+    return cl.Claim(
+        id=f"{model}-{cid}{tag}",
+        paper=f"{WHERE}, {PAPER_DATA[model]}",
+        text=text,
+        paper_value=value,
+        quantity=f"{what}, {data} {model} data",
+        rule=rule,
+        measure=m,
+        differs=differs,
+    )
+
+
 def _claim(
     model: str, cid: str, text: str, value: str, what: str, rule: cl.Rule, m: Measure
 ) -> cl.Claim:
@@ -381,16 +400,8 @@ def _claim(
         differs += " (N not stated)" + (WHY_ESS if cid.endswith("-ess") else "")
     elif "untuned" in cid:
         differs += WHY_TIGHT
-    return cl.Claim(
-        id=f"{model}-{cid}",
-        paper=f"{WHERE}, {PAPER_DATA[model]}",
-        text=text,
-        paper_value=value,
-        quantity=f"{what}, synthetic {model} data",
-        rule=rule,
-        measure=m,
-        differs="" if judged else differs,
-    )
+    row = (cid, text, value, what, rule, m)
+    return _row_claim(model, "synthetic", row, "" if judged else differs)
 
 
 def _readings(config: Table1Config) -> list[tuple[str, str]]:
@@ -416,7 +427,7 @@ def reading_claims(model: str, data: str) -> list[cl.Claim]:
     differs += f" ({_paper_n(model)})"
     paper = {c: PAPER[model, c] for c in COLUMNS}
     share = paper["untuned"][0] / paper["regular"][0]
-    rows = (
+    rows: tuple[ClaimRow, ...] = (
         (
             "untuned-share",
             f"Untuned FlyMC queries {share:.3g} of regular MCMC's per iteration.",
@@ -453,19 +464,7 @@ def reading_claims(model: str, data: str) -> list[cl.Claim]:
             _ratio(model, "untuned", "map", data),
         ),
     )
-    return [
-        cl.Claim(
-            id=f"{model}-{cid}@{data}",
-            paper=f"{WHERE}, {PAPER_DATA[model]}",
-            text=text,
-            paper_value=value,
-            quantity=f"{what}, {data} {model} data",
-            rule=rule,
-            measure=m,
-            differs=differs,
-        )
-        for cid, text, value, what, rule, m in rows
-    ]
+    return [_row_claim(model, data, row, differs, f"@{data}") for row in rows]
 
 
 def _share(record: dict[str, Any], field: str) -> float | None:
@@ -479,18 +478,15 @@ def _per_query(field: str, scale: float = 1.0) -> Callable[[dict[str, Any]], flo
 
 
 class FlymcTable1(Experiment[Table1Config]):
-    name = "flymc-table1"
+    """logistic regression (random-walk MH), softmax (MALA) and robust Student-t regression (slice
+    sampling), each as regular MCMC, untuned and MAP-tuned FlyMC, on synthetic data with N(0, 1)
+    features, and on scikit-learn's digits 7 vs 9, breast cancer and digits 0/1/2. --part scaling
+    times one iteration as N grows; --part robust-ess (full level) asks why the robust row's ESS per
+    iteration is about 20x 002's."""
+
     paper = "002_3c1996bf78df7865.txt, Table 1"
     summary = "FlyMC vs regular MCMC: queries per iteration, ESS per 1000 iterations, speedup"
-    help = (
-        "logistic regression (random-walk MH), softmax (MALA) and robust Student-t regression "
-        "(slice sampling), each as regular MCMC, untuned and MAP-tuned FlyMC, on synthetic data "
-        "with N(0, 1) features, and on scikit-learn's digits 7 vs 9, breast cancer and digits "
-        "0/1/2. --part scaling times one iteration as N grows; --part robust-ess (full level) "
-        "asks why the robust row's ESS per iteration is about 20x 002's."
-    )
     title = "Firefly Monte Carlo: Table 1 of 002"
-    config_type = Table1Config
     parts = ("all", "table", "scaling", "robust-ess")
     record_types = ("row", "scaling")  # the study's records have their own table
     columns = (

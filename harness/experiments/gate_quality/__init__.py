@@ -193,21 +193,17 @@ def _caught(records: Records, level: str) -> cl.Estimate:
 
 
 class GateQuality(Experiment[GateQualityConfig]):
-    name = "gate-quality"
+    """every registered algorithm over many seeds (each seed one of the cases `harness verify
+    --level quick` runs), each gate's rejection rate at alpha = 0.05 with a 99.9% interval and the
+    uniformity of its p-values; then `harness verify` on every planted bug in
+    tests/plugins/planted_*.py. quick: 5 seeds (a smoke check; the rates are decided at full), bugs
+    at the default level; full: 500 seeds, bugs at both levels. --part false-failures|catch."""
+
     paper = "the harness's own gates (no paper)"
     summary = (
         "Both error rates of every gate: false failures on correct samplers, planted bugs caught"
     )
-    help = (
-        "every registered algorithm over many seeds (each seed one of the cases `harness verify "
-        "--level quick` runs), each gate's rejection rate at alpha = 0.05 with a 99.9% interval "
-        "and the uniformity of its p-values; then `harness verify` on every planted bug in "
-        "tests/plugins/planted_*.py. quick: 5 seeds (a smoke check; the rates are decided at "
-        "full), bugs at the default level; full: 500 seeds, bugs at both levels. --part "
-        "false-failures|catch."
-    )
     title = "Gate quality: false failures on correct samplers, catches of planted bugs"
-    config_type = GateQualityConfig
     parts = ("all", "false-failures", "catch")
     timed = False
     record_types = ("catch",)

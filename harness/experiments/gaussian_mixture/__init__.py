@@ -244,16 +244,13 @@ def _truth(config: GaussianMixtureConfig, records: Records) -> dict[str, Any] | 
 
 
 class GaussianMixture(Experiment[GaussianMixtureConfig]):
-    name = "gaussian-mixture"
+    """truncated 2-D Gaussian mixture posterior on [-6, 6]^2, tempered to 003's L; PGITS, PGDA and
+    Gibbs with rejection against the exact posterior on a grid of boxes. quick: N = 1e4 data; full:
+    the paper's N = 1e6 (hours)."""
+
     paper = "003_07f92522b9b1c588.txt, Sec. 4.3 (Fig. 3)"
     summary = "Truncated Gaussian mixture: PGITS, PGDA, Gibbs-rejection densities vs exact"
-    help = (
-        "truncated 2-D Gaussian mixture posterior on [-6, 6]^2, tempered to 003's L; PGITS, "
-        "PGDA and Gibbs with rejection against the exact posterior on a grid of boxes. quick: "
-        "N = 1e4 data; full: the paper's N = 1e6 (hours)."
-    )
     title = "Truncated Gaussian mixture: PGITS, PGDA and Gibbs-rejection densities"
-    config_type = GaussianMixtureConfig
     record_types = ("chain",)
     columns = (
         Column("sampler", "label"),

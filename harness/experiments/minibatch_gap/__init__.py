@@ -77,15 +77,12 @@ def _bound_claim(g: GraphSpec, thm: int) -> Claim:
 
 
 class MinibatchGap(Experiment[MinibatchGapConfig]):
-    name = "minibatch-gap"
+    """exact spectral gaps on tiny graphs over a lam grid against the theorems' bounds, and gaps
+    estimated from chains on a Potts grid. --part exact|chains."""
+
     paper = "003_07f92522b9b1c588.txt, Thm. 1 and Thm. 2"
     summary = "Exact spectral gaps of Poisson-Gibbs / Poisson-MH against the theorems' bounds"
-    help = (
-        "exact spectral gaps on tiny graphs over a lam grid against the theorems' bounds, "
-        "and gaps estimated from chains on a Potts grid. --part exact|chains."
-    )
     title = "Minibatch Gibbs: spectral gaps against Thm. 1 and Thm. 2"
-    config_type = MinibatchGapConfig
     parts = ("all", "exact", "chains")
     record_types = ("exact",)
     columns = (

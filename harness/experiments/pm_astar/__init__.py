@@ -351,18 +351,15 @@ def _of(field: str, f: Any = np.mean) -> Any:
 
 
 class PmAstar(Experiment[PMConfig]):
-    name = "pm-astar"
+    """PM-A*, A* and A* without a bound: exact draws on a 1-D mixture (Fig. 2a); the best Gumbel
+    value found on the counter-example (Fig. 2b), clutter at D = 5, 15, 20 (Fig. 3) and logistic
+    regression on synthetic data of the 13 sets' sizes, with MH (Fig. 4). The full level adds A* on
+    004's SGD estimate in place of a bound (Sec. 5.3) and all 13 sets (hours on one core:
+    --scheduler local:K). --part mixture|counter|clutter|logistic."""
+
     paper = "004_b270422b62f00607.txt, Sec. 5 (Fig. 2a, 2b, 3, 4)"
     summary = "PM-A* vs A* and A* without a bound: mixture, counter-example, clutter, logistic"
-    help = (
-        "PM-A*, A* and A* without a bound: exact draws on a 1-D mixture (Fig. 2a); the best Gumbel "
-        "value found on the counter-example (Fig. 2b), clutter at D = 5, 15, 20 (Fig. 3) and "
-        "logistic regression on synthetic data of the 13 sets' sizes, with MH (Fig. 4). The full "
-        "level adds A* on 004's SGD estimate in place of a bound (Sec. 5.3) and all 13 sets "
-        "(hours on one core: --scheduler local:K). --part mixture|counter|clutter|logistic."
-    )
     title = "A* sampling with probability matching (PM-A*)"
-    config_type = PMConfig
     parts = ("all", "mixture", "counter", "clutter", "logistic")
     columns = (
         Column("problem", lambda r: r.get("problem", "mixture")),

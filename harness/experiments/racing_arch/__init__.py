@@ -267,19 +267,123 @@ def _cv(name: str) -> Callable[[dict[str, Any]], Any]:
     return mean
 
 
+#: Where the main claims' measures come from.
+RUNS = "fixed-pi~ chains"
+
+
+def _rate_claims(config: ArchConfig) -> list[c.Claim]:
+    """Sub's error rates against the exact answers."""
+    rates = (
+        ("gibbs", "Racing-Normal Gibbs draws of q", 4e-4, "gibbs_draws", "draws"),
+        ("mh", "racing MH decisions", 2e-3, "mh_tests", "tests"),
+    )
+    return [
+        c.Claim(
+            id=f"{step}-error-rate",
+            paper=WHERE,
+            text=f"In the fixed-pi~ runs (delta = {config.delta:g}), {what} differ "
+            f"from the exact ones at a rate of about {paper:g}.",
+            paper_value=f"{paper:g}",
+            quantity=f"Sub's {what} unlike the exact ones ({RUNS})",
+            rule=c.within_factor(paper, 1.5),
+            measure=error_rate(f"{step}_errors", tries, unit),
+            differs=RATE_REASONS[step],
+        )
+        for step, what, paper, tries, unit in rates
+    ]
+
+
+def _speed_claims(config: ArchConfig) -> list[c.Claim]:
+    """Sub's speedup in likelihood evaluations, under two readings."""
+    speed = "Sub converges about three times faster than the exact sampler in likelihood "
+    return [
+        c.Claim(
+            id="speedup-convergence",
+            paper=f"{WHERE}, Fig. 2(b)",
+            text=speed + "evaluations: its adaptive estimate of log p(q | r) arrives sooner.",
+            paper_value="3",
+            quantity=f"evaluations until the estimate is within {CONVERGED_NATS:g} nats of "
+            "the exact fixed runs' for every q, exact / Sub",
+            rule=c.within_factor(3.0, 1.5),
+            measure=convergence_speedup(config),
+        ),
+        c.Claim(
+            id="speedup-per-sweep",
+            paper=f"{WHERE}, Fig. 2(b)",
+            text=speed + "evaluations, read as the cost of a sweep (both needing as many).",
+            paper_value="3",
+            quantity=f"likelihood evaluations per sweep, exact / Sub ({RUNS})",
+            rule=c.within_factor(3.0, 1.5),
+            measure=ratio(lambda ch: evals(ch) / sweeps(ch), "exact", "sub"),
+        ),
+    ]
+
+
+def _ess_claims() -> list[c.Claim]:
+    """Sub's effective sample size of q against exact's, per sweep and per evaluation."""
+    readings = (
+        ("sweep", "per sweep (both run as many iterations)", sweeps),
+        ("evaluation", "per likelihood evaluation", evals),
+    )
+    return [
+        c.Claim(
+            id=f"ess-per-{unit}",
+            paper=WHERE,
+            text="Sub obtains over twice the exact sampler's effective sample size of "
+            f"q, {reading}.",
+            paper_value="> 2",
+            quantity=f"ESS of q per {unit}, Sub / exact ({RUNS})",
+            rule=c.above(2.0),
+            measure=ratio(lambda ch, per=per: ess(ch) / per(ch), "sub", "exact"),
+        )
+        for unit, reading, per in readings
+    ]
+
+
+def _bias_claim() -> c.Claim:
+    return c.Claim(
+        id="no-bias",
+        paper=f"{WHERE}, Fig. 2(c)",
+        text="Sub's adjusted posterior of q shows no noticeable bias against exact's.",
+        quantity=f"total variation between Sub's and exact's pooled p~(q | r) ({RUNS})",
+        rule=c.below(0.05),
+        measure=bias,
+    )
+
+
+def _variance_claims() -> list[c.Claim]:
+    """The control variate's variance cut, under two readings of the reward variance."""
+    cuts = (
+        ("per-arm", "the variance of each arm's rewards", "marginal"),
+        ("pairwise", "the variance of differences between arms (the race's)", "pairwise"),
+    )
+    return [
+        c.Claim(
+            id=f"variance-{cid}",
+            paper=WHERE,
+            text="The control variate (Eq. 11) reduces the reward variance by 2~3 "
+            f"orders of magnitude, reading {reading}.",
+            paper_value="2~3",
+            quantity=f"log10 of the variance cut by Eq. 11 (data space), {field}, mean "
+            f"over Gibbs draws ({RUNS} of Sub)",
+            rule=c.between(2.0, 3.0),
+            measure=cv_reduction(f"data_{field}"),
+            differs=CV_DIFFERS,
+        )
+        for cid, reading, field in cuts
+    ]
+
+
 class RacingArch(Experiment[ArchConfig]):
-    name = "racing-arch"
+    """SIMULATED ARCH(10) returns (the index data are not available): Carlin & Chib choice of q in
+    {5, ..., 30}, exact Gibbs + MALA against Racing-Normal Gibbs + racing MH. --part study: the
+    diagnosis of Sub's error rates (one Sub chain per N = 3000, 13000 and per reading, every race
+    rerun under other readings): quick about 10 min of CPU, full (N = 3000, 6000, 13000, 20000
+    sweeps) about 80 min of CPU, 45 min with --workers 2."""
+
     paper = "000_26bed7cc1ef3ab92.txt, Sec. 5.2"
     summary = "ARCH model selection on simulated returns: Racing-Normal Gibbs + racing MH"
-    help = (
-        "SIMULATED ARCH(10) returns (the index data are not available): Carlin & Chib choice of "
-        "q in {5, ..., 30}, exact Gibbs + MALA against Racing-Normal Gibbs + racing MH. "
-        "--part study: the diagnosis of Sub's error rates (one Sub chain per N = 3000, 13000 "
-        "and per reading, every race rerun under other readings): quick about 10 min of CPU, "
-        "full (N = 3000, 6000, 13000, 20000 sweeps) about 80 min of CPU, 45 min with --workers 2."
-    )
     title = "Bayesian ARCH model selection: Racing-Normal Gibbs and racing MH vs exact"
-    config_type = ArchConfig
     parts = ("all", "study")
     columns = (
         Column("chain", lambda r: r.get("part", r.get("kind"))),
@@ -342,90 +446,12 @@ class RacingArch(Experiment[ArchConfig]):
         # "over twice" -> the interval lies above 2; "by 2~3 orders of magnitude" -> log10 of
         # the reduction inside [2, 3]; "without noticeable bias" -> the adjusted posteriors
         # differ by less than 0.05 in total variation (under a third of one flat bar, 1/6).
-        runs = "fixed-pi~ chains"
-        speed = "Sub converges about three times faster than the exact sampler in likelihood "
-        rates = (
-            ("gibbs", "Racing-Normal Gibbs draws of q", 4e-4, "gibbs_draws", "draws"),
-            ("mh", "racing MH decisions", 2e-3, "mh_tests", "tests"),
-        )
-        ess_readings = (
-            ("sweep", "per sweep (both run as many iterations)", sweeps),
-            ("evaluation", "per likelihood evaluation", evals),
-        )
-        cuts = (
-            ("per-arm", "the variance of each arm's rewards", "marginal"),
-            ("pairwise", "the variance of differences between arms (the race's)", "pairwise"),
-        )
         return (
-            *(
-                c.Claim(
-                    id=f"{step}-error-rate",
-                    paper=WHERE,
-                    text=f"In the fixed-pi~ runs (delta = {config.delta:g}), {what} differ "
-                    f"from the exact ones at a rate of about {paper:g}.",
-                    paper_value=f"{paper:g}",
-                    quantity=f"Sub's {what} unlike the exact ones ({runs})",
-                    rule=c.within_factor(paper, 1.5),
-                    measure=error_rate(f"{step}_errors", tries, unit),
-                    differs=RATE_REASONS[step],
-                )
-                for step, what, paper, tries, unit in rates
-            ),
-            c.Claim(
-                id="speedup-convergence",
-                paper=f"{WHERE}, Fig. 2(b)",
-                text=speed + "evaluations: its adaptive estimate of log p(q | r) arrives sooner.",
-                paper_value="3",
-                quantity=f"evaluations until the estimate is within {CONVERGED_NATS:g} nats of "
-                "the exact fixed runs' for every q, exact / Sub",
-                rule=c.within_factor(3.0, 1.5),
-                measure=convergence_speedup(config),
-            ),
-            c.Claim(
-                id="speedup-per-sweep",
-                paper=f"{WHERE}, Fig. 2(b)",
-                text=speed + "evaluations, read as the cost of a sweep (both needing as many).",
-                paper_value="3",
-                quantity=f"likelihood evaluations per sweep, exact / Sub ({runs})",
-                rule=c.within_factor(3.0, 1.5),
-                measure=ratio(lambda ch: evals(ch) / sweeps(ch), "exact", "sub"),
-            ),
-            *(
-                c.Claim(
-                    id=f"ess-per-{unit}",
-                    paper=WHERE,
-                    text="Sub obtains over twice the exact sampler's effective sample size of "
-                    f"q, {reading}.",
-                    paper_value="> 2",
-                    quantity=f"ESS of q per {unit}, Sub / exact ({runs})",
-                    rule=c.above(2.0),
-                    measure=ratio(lambda ch, per=per: ess(ch) / per(ch), "sub", "exact"),
-                )
-                for unit, reading, per in ess_readings
-            ),
-            c.Claim(
-                id="no-bias",
-                paper=f"{WHERE}, Fig. 2(c)",
-                text="Sub's adjusted posterior of q shows no noticeable bias against exact's.",
-                quantity=f"total variation between Sub's and exact's pooled p~(q | r) ({runs})",
-                rule=c.below(0.05),
-                measure=bias,
-            ),
-            *(
-                c.Claim(
-                    id=f"variance-{cid}",
-                    paper=WHERE,
-                    text="The control variate (Eq. 11) reduces the reward variance by 2~3 "
-                    f"orders of magnitude, reading {reading}.",
-                    paper_value="2~3",
-                    quantity=f"log10 of the variance cut by Eq. 11 (data space), {field}, mean "
-                    f"over Gibbs draws ({runs} of Sub)",
-                    rule=c.between(2.0, 3.0),
-                    measure=cv_reduction(f"data_{field}"),
-                    differs=CV_DIFFERS,
-                )
-                for cid, reading, field in cuts
-            ),
+            *_rate_claims(config),
+            *_speed_claims(config),
+            *_ess_claims(),
+            _bias_claim(),
+            *_variance_claims(),
         )
 
     def tables(self, config: ArchConfig, records: Records) -> list[dict[str, Any]]:

@@ -49,6 +49,7 @@ from harness.engine import Records
 from harness.experiments import claims as c
 from harness.experiments.declare import Declared, param
 from harness.experiments.racing_arch import chain
+from harness.experiments.report_parts import cell, fmt, table
 from harness.targets import arch
 from harness.targets.arch import MODELS
 from harness.targets.discrete import DiscreteFactorTarget
@@ -391,69 +392,70 @@ def _mixing(rec: dict[str, Any], step: str) -> str:
     return "q: " + " / ".join(f"{v:.2f}" for v in visits / max(visits.sum(), 1.0))
 
 
-def study_tables(config: ArchConfig, records: Records) -> list[dict[str, Any]]:
-    """The diagnosis's three tables: rates by reading, the factors and their outcome by the
-    fixed rule, and how close the races were."""
-    from harness.experiments.report_parts import cell, fmt, table
+Row = list[dict[str, str]]
 
-    if not records:
-        return []
-    recs = sorted(records, key=lambda r: (not _base(r), r["N"], r["key"]))
-    rates, factors, gaps = [], [], []
-    for r in recs:
-        for s in STEPS:
-            own, n = r[s]["own"], r[f"{s}_draws" if s == "gibbs" else "mh_tests"]
-            errors = r[f"{s}_errors"]
-            early = f"{own['errors_early']}/{own['early']} early-stopped races of the shown"
-            rates.append(
-                [
-                    cell(s),
-                    cell(label(r)),
-                    cell("chain's own draws"),
-                    cell(c.proportion(errors, n).text()),
-                    cell(n, "num"),
-                    cell(early),
-                ]
-            )
-            for reading in READINGS:
-                text, _ = _text(rerun_rate, r, s, reading)
-                rr = r[s]["reruns"][reading]
-                races = sum(rr["races"])
-                per = fmt(rr["evals"] / races if races else None, ".4g")
-                rates.append(
-                    [
-                        cell(s),
-                        cell(label(r)),
-                        cell(reading),
-                        cell(text),
-                        cell(races, "num"),
-                        cell(f"{per} rewards per race"),
-                    ]
-                )
-            for what, num, den in PAIRED:
-                text, est = _text(paired_factor, r, s, num, den)
-                factors.append(
-                    [cell(s), cell(label(r)), cell(what), cell(text), cell(outcome(est))]
-                )
-            q, zq = r[s]["gap_quantiles"], r[s]["z_quantiles"]
-            ze, ge = r[s]["z_erred"], r[s]["gap_erred"]
-            gaps.append(
-                [
-                    cell(s),
-                    cell(label(r)),
-                    cell(fmt(r["B_normal"][s], ".3f"), "num"),
-                    cell(" / ".join(fmt(x) for x in q)),
-                    cell(fmt(r[s]["gap_below_1"] / max(r[s]["states"], 1), ".3f"), "num"),
-                    cell(" / ".join(fmt(x) for x in zq)),
-                    cell(_mixing(r, s)),
-                    cell(
-                        " / ".join(fmt(x) for x in np.quantile(ge, (0.1, 0.5, 0.9))) if ge else "-"
-                    ),
-                    cell(
-                        " / ".join(fmt(x) for x in np.quantile(ze, (0.1, 0.5, 0.9))) if ze else "-"
-                    ),
-                ]
-            )
+
+def _rate_rows(r: dict[str, Any], s: str) -> list[Row]:
+    """Step ``s``'s error rate in chain ``r``: its own draws, then each reading's reruns."""
+    own, n = r[s]["own"], r[f"{s}_draws" if s == "gibbs" else "mh_tests"]
+    errors = r[f"{s}_errors"]
+    early = f"{own['errors_early']}/{own['early']} early-stopped races of the shown"
+    rows = [
+        [
+            cell(s),
+            cell(label(r)),
+            cell("chain's own draws"),
+            cell(c.proportion(errors, n).text()),
+            cell(n, "num"),
+            cell(early),
+        ]
+    ]
+    for reading in READINGS:
+        text, _ = _text(rerun_rate, r, s, reading)
+        rr = r[s]["reruns"][reading]
+        races = sum(rr["races"])
+        per = fmt(rr["evals"] / races if races else None, ".4g")
+        rows.append(
+            [
+                cell(s),
+                cell(label(r)),
+                cell(reading),
+                cell(text),
+                cell(races, "num"),
+                cell(f"{per} rewards per race"),
+            ]
+        )
+    return rows
+
+
+def _factor_row(s: str, where: str, what: str, fn: Any, *args: Any) -> Row:
+    text, est = _text(fn, *args)
+    return [cell(s), cell(where), cell(what), cell(text), cell(outcome(est))]
+
+
+def _quantiles(xs: list[float]) -> str:
+    return " / ".join(fmt(x) for x in np.quantile(xs, (0.1, 0.5, 0.9))) if xs else "-"
+
+
+def _gap_row(r: dict[str, Any], s: str) -> Row:
+    """How close step ``s``'s races in chain ``r`` were."""
+    q, zq = r[s]["gap_quantiles"], r[s]["z_quantiles"]
+    return [
+        cell(s),
+        cell(label(r)),
+        cell(fmt(r["B_normal"][s], ".3f"), "num"),
+        cell(" / ".join(fmt(x) for x in q)),
+        cell(fmt(r[s]["gap_below_1"] / max(r[s]["states"], 1), ".3f"), "num"),
+        cell(" / ".join(fmt(x) for x in zq)),
+        cell(_mixing(r, s)),
+        cell(_quantiles(r[s]["gap_erred"])),
+        cell(_quantiles(r[s]["z_erred"])),
+    ]
+
+
+def _chain_pairs(recs: Records) -> list[tuple[dict[str, Any], dict[str, Any], str]]:
+    """The pairs of chains whose rates are compared: successive data sizes (our readings),
+    then ours against each other reading of Appx. C.2 at its N."""
     base = [r for r in recs if _base(r)]
     pairs = [
         (a, b, f"(a) data size: N = {a['N']} / N = {b['N']}") for a, b in itertools.pairwise(base)
@@ -462,11 +464,28 @@ def study_tables(config: ArchConfig, records: Records) -> list[dict[str, Any]]:
         ours = next((b for b in base if b["N"] == r["N"]), None)
         if not _base(r) and ours is not None:
             pairs.append((ours, r, f"(f) Appx. C.2 reading: ours / {label(r)}"))
-    for num, den, what in pairs:
+    return pairs
+
+
+def study_tables(config: ArchConfig, records: Records) -> list[dict[str, Any]]:
+    """The diagnosis's three tables: rates by reading, the factors and their outcome by the
+    fixed rule, and how close the races were."""
+    if not records:
+        return []
+    recs = sorted(records, key=lambda r: (not _base(r), r["N"], r["key"]))
+    rates, factors, gaps = [], [], []
+    for r in recs:
         for s in STEPS:
-            text, est = _text(chain_factor, num, den, s)
+            rates += _rate_rows(r, s)
+            factors += [
+                _factor_row(s, label(r), what, paired_factor, r, s, num, den)
+                for what, num, den in PAIRED
+            ]
+            gaps.append(_gap_row(r, s))
+    for num, den, what in _chain_pairs(recs):
+        for s in STEPS:
             where = f"{label(num)}; {label(den)}"
-            factors.append([cell(s), cell(where), cell(what), cell(text), cell(outcome(est))])
+            factors.append(_factor_row(s, where, what, chain_factor, num, den, s))
     return [
         table(
             "Diagnosis of the error rates: rates by reading (issue 29, case 7)",

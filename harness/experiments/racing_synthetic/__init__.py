@@ -14,6 +14,7 @@ from harness.experiments.plots import Line, group, line_figure
 from harness.experiments.racing_synthetic.run import (
     ALGORITHMS,
     RacingSyntheticConfig,
+    Variant,
     error_settings,
     run_error_setting,
     run_premise,
@@ -92,21 +93,143 @@ def _overlap(records: Records, variant: str) -> cl.Estimate:
     return cl.geometric_mean([max(p) / min(p) for p in spread.values() if len(p) > 1])
 
 
+def _differs(main: Variant) -> str:
+    """Why the main variant's noise levels are not the paper's, when its N is not."""
+    if main.N == PAPER_N:
+        return ""
+    return (
+        f"N = {main.N} rewards per state (paper: {PAPER_N:g}): at one sigma the reward gaps "
+        f"are {PAPER_N / main.N:g}x the paper's, so its noise levels are not the paper's"
+    )
+
+
+def _bound_claims(config: RacingSyntheticConfig) -> list[cl.Claim]:
+    """How each algorithm's errors stand against its bound delta."""
+    main, rn = config.variants[0], "racing-normal"
+    top, worst = max(main.sigmas), "largest error rate / delta over the settings"
+    pooled = "errors / (n x delta), pooled over the settings"
+    return [
+        # "keeps its error at or below delta": the worst setting's rate / delta at most 1.
+        *(
+            cl.Claim(
+                f"error-bound-{a}" + ("" if v is main else f"-{v.name}"),
+                f"{FIG}(b)-(d)" if v is main else "000 Sec. 5.1 (Appx. C.1)",
+                f"{a} keeps its error rate at or below delta in every setting ({v.name}).",
+                worst,
+                cl.below(1.0),
+                _on(_worst, variant=v.name, algorithm=a),
+            )
+            for v in config.variants
+            for a in v.algorithms
+        ),
+        cl.Claim(
+            "robust-lognormal",
+            "000 Sec. 5.1",
+            "Racing-Normal (m1 = 50) keeps its error bound with LogNormal rewards.",
+            worst + " with LogNormal rewards",
+            cl.below(1.0),  # "performs robustly": its bound holds there too
+            _on(_worst, variant=main.name, algorithm=rn, distribution="lognormal"),
+        ),
+        # "very loose": errors an order of magnitude below what the bound allows.
+        *(
+            cl.Claim(
+                f"loose-{a}",
+                f"{FIG}(b)-(d)",
+                f"The error bound is very loose for {a}.",
+                pooled,
+                cl.below(0.1),
+                _on(_pooled, variant=main.name, algorithm=a),
+            )
+            for a in ("lil-ucb", "racing-ebs")
+            if a in main.algorithms
+        ),
+        cl.Claim(
+            "sharp-racing-normal",
+            f"{FIG}(b)",
+            "The error bound is sharp for Racing-Normal when the noise is large and delta << 1 "
+            f"(read: sigma = {top:g}, the largest, and delta <= {SMALL_DELTA:g}).",
+            pooled,
+            cl.within_factor(1.0, 1.5),  # "sharp": about the bound, within 1.5x
+            _on(_pooled, SMALL_DELTA, variant=main.name, algorithm=rn, sigma=top),
+            differs=_differs(main),
+        ),
+    ]
+
+
+def _reward_claims(config: RacingSyntheticConfig) -> list[cl.Claim]:
+    """How many rewards Racing-Normal samples against the others."""
+    main, rn = config.variants[0], "racing-normal"
+    on = {(s.algorithm, s.sigma) for s in error_settings(config) if s.variant == main.name}
+    return [
+        # "much fewer": at least 2x fewer.
+        *(
+            cl.Claim(
+                f"rewards-vs-{other}-sigma{sigma:g}",
+                f"{FIG}(f)-(h)",
+                f"At the same delta Racing-Normal samples much fewer rewards than {other} "
+                f"(sigma = {sigma:g}; in all settings but sigma = 1e-5 with Uniform rewards).",
+                f"{other} / racing-normal proportion of rewards",
+                cl.above(2.0),
+                partial(_fewer, variant=main.name, others=(other,), sigma=sigma),
+            )
+            for other in ("lil-ucb", "racing-ebs")
+            for sigma in main.sigmas
+            if {(other, sigma), (rn, sigma)} <= on
+        ),
+        cl.Claim(
+            "rewards-exception",
+            f"{FIG}(f)-(h)",
+            "With sigma = 1e-5 and Uniform rewards Racing-Normal does not sample much fewer "
+            "rewards than the others.",
+            "best other / racing-normal proportion of rewards",
+            cl.below(2.0),  # not "much fewer"
+            partial(_fewer, variant=main.name, others=("lil-ucb", "racing-ebs"), sigma=None),
+            differs=_differs(main),
+        ),
+        cl.Claim(
+            "rn-overlap",
+            "000 Fig. 1 caption",
+            "Racing-Normal's proportions of rewards overlap for the three distributions.",
+            "largest / smallest proportion over the distributions",
+            cl.below(1.25),  # "overlap" on log axes: within 1.25x of each other
+            partial(_overlap, variant=main.name),
+        ),
+    ]
+
+
+def _premise_claims(config: RacingSyntheticConfig) -> list[cl.Claim]:
+    """Racing-Normal's promise on the verification problems of largest spread."""
+    p = config.premise
+    if p is None:
+        return []
+    return [
+        cl.Claim(
+            "premise-racing-normal",
+            "000 Sec. 3.3.2 (Assump. 6, Eq. 5, 8-9), Sec. 5.1",
+            f"Racing-Normal (m1 = {p.m1s[0]}) keeps its error at or below delta: B_Normal "
+            "solves Eq. 5 under the normal approximation of Assump. 6 (sigma_hat ~ sigma, the "
+            f"CLT); here delta = {p.delta:g} on the verification problems of largest spread "
+            f"({', '.join(p.problems)}).",
+            f"largest error rate / delta over the problems (m1 = {p.m1s[0]})",
+            cl.below(1.0),  # the promise itself: P(error) <= delta
+            partial(_premise, m1=p.m1s[0]),
+            paper_value="<= 1",
+        )
+    ]
+
+
 class RacingSynthetic(Experiment[RacingSyntheticConfig]):
-    name = "racing-synthetic"
+    """D states, N rewards per state drawn from Normal(0,1), Uniform[0,1] or LogNormal(0,2),
+    rescaled to a fixed pmf and reward variance sigma^2; lil-ucb, racing-ebs and racing-normal draw
+    n samples per delta in {0.001, ..., 0.1}, each checked against the exact argmax under the same
+    Gumbel noise; a benchmark times racing-normal against exact gumbel-max. quick: D=10, N=1e4,
+    n=2000 (minutes); full: the paper's sizes (about a day on one core). --part errors|speed|premise
+    (premise: Racing-Normal at delta = 1e-3 on the verification problems of largest spread, m1 = 50
+    and 100; seconds)."""
+
     paper = "000_26bed7cc1ef3ab92.txt, Fig. 1"
     summary = "lil'UCB, Racing-EBS, Racing-Normal: error rate and rewards sampled vs delta"
-    help = (
-        "D states, N rewards per state drawn from Normal(0,1), Uniform[0,1] or LogNormal(0,2), "
-        "rescaled to a fixed pmf and reward variance sigma^2; lil-ucb, racing-ebs and "
-        "racing-normal draw n samples per delta in {0.001, ..., 0.1}, each checked against the "
-        "exact argmax under the same Gumbel noise; a benchmark times racing-normal against "
-        "exact gumbel-max. quick: D=10, N=1e4, n=2000 (minutes); full: the paper's sizes (about "
-        "a day on one core). --part errors|speed|premise (premise: Racing-Normal at delta = 1e-3 "
-        "on the verification problems of largest spread, m1 = 50 and 100; seconds)."
-    )
     title = "Racing on synthetic rewards: error and cost against delta"
-    config_type = RacingSyntheticConfig
     parts = ("all", "errors", "speed", "premise")
     record_types = ("error",)
     columns = (
@@ -154,111 +277,7 @@ class RacingSynthetic(Experiment[RacingSyntheticConfig]):
         warm()
 
     def claims(self, config: RacingSyntheticConfig) -> tuple[cl.Claim, ...]:
-        main, rn = config.variants[0], "racing-normal"
-        on = {(s.algorithm, s.sigma) for s in error_settings(config) if s.variant == main.name}
-        top, worst = max(main.sigmas), "largest error rate / delta over the settings"
-        pooled = "errors / (n x delta), pooled over the settings"
-        small_n = (
-            f"N = {main.N} rewards per state (paper: {PAPER_N:g}): at one sigma the reward gaps "
-            f"are {PAPER_N / main.N:g}x the paper's, so its noise levels are not the paper's"
-        )
-        differs = small_n if main.N != PAPER_N else ""
-        p = config.premise
-        premise = (
-            cl.Claim(
-                "premise-racing-normal",
-                "000 Sec. 3.3.2 (Assump. 6, Eq. 5, 8-9), Sec. 5.1",
-                f"Racing-Normal (m1 = {p.m1s[0]}) keeps its error at or below delta: B_Normal "
-                "solves Eq. 5 under the normal approximation of Assump. 6 (sigma_hat ~ sigma, the "
-                f"CLT); here delta = {p.delta:g} on the verification problems of largest spread "
-                f"({', '.join(p.problems)}).",
-                f"largest error rate / delta over the problems (m1 = {p.m1s[0]})",
-                cl.below(1.0),  # the promise itself: P(error) <= delta
-                partial(_premise, m1=p.m1s[0]),
-                paper_value="<= 1",
-            )
-            for p in ([p] if p else [])
-        )
-        return (
-            # "keeps its error at or below delta": the worst setting's rate / delta at most 1.
-            *(
-                cl.Claim(
-                    f"error-bound-{a}" + ("" if v is main else f"-{v.name}"),
-                    f"{FIG}(b)-(d)" if v is main else "000 Sec. 5.1 (Appx. C.1)",
-                    f"{a} keeps its error rate at or below delta in every setting ({v.name}).",
-                    worst,
-                    cl.below(1.0),
-                    _on(_worst, variant=v.name, algorithm=a),
-                )
-                for v in config.variants
-                for a in v.algorithms
-            ),
-            cl.Claim(
-                "robust-lognormal",
-                "000 Sec. 5.1",
-                "Racing-Normal (m1 = 50) keeps its error bound with LogNormal rewards.",
-                worst + " with LogNormal rewards",
-                cl.below(1.0),  # "performs robustly": its bound holds there too
-                _on(_worst, variant=main.name, algorithm=rn, distribution="lognormal"),
-            ),
-            # "very loose": errors an order of magnitude below what the bound allows.
-            *(
-                cl.Claim(
-                    f"loose-{a}",
-                    f"{FIG}(b)-(d)",
-                    f"The error bound is very loose for {a}.",
-                    pooled,
-                    cl.below(0.1),
-                    _on(_pooled, variant=main.name, algorithm=a),
-                )
-                for a in ("lil-ucb", "racing-ebs")
-                if a in main.algorithms
-            ),
-            cl.Claim(
-                "sharp-racing-normal",
-                f"{FIG}(b)",
-                "The error bound is sharp for Racing-Normal when the noise is large and delta << 1 "
-                f"(read: sigma = {top:g}, the largest, and delta <= {SMALL_DELTA:g}).",
-                pooled,
-                cl.within_factor(1.0, 1.5),  # "sharp": about the bound, within 1.5x
-                _on(_pooled, SMALL_DELTA, variant=main.name, algorithm=rn, sigma=top),
-                differs=differs,
-            ),
-            # "much fewer": at least 2x fewer.
-            *(
-                cl.Claim(
-                    f"rewards-vs-{other}-sigma{sigma:g}",
-                    f"{FIG}(f)-(h)",
-                    f"At the same delta Racing-Normal samples much fewer rewards than {other} "
-                    f"(sigma = {sigma:g}; in all settings but sigma = 1e-5 with Uniform rewards).",
-                    f"{other} / racing-normal proportion of rewards",
-                    cl.above(2.0),
-                    partial(_fewer, variant=main.name, others=(other,), sigma=sigma),
-                )
-                for other in ("lil-ucb", "racing-ebs")
-                for sigma in main.sigmas
-                if {(other, sigma), (rn, sigma)} <= on
-            ),
-            cl.Claim(
-                "rewards-exception",
-                f"{FIG}(f)-(h)",
-                "With sigma = 1e-5 and Uniform rewards Racing-Normal does not sample much fewer "
-                "rewards than the others.",
-                "best other / racing-normal proportion of rewards",
-                cl.below(2.0),  # not "much fewer"
-                partial(_fewer, variant=main.name, others=("lil-ucb", "racing-ebs"), sigma=None),
-                differs=differs,
-            ),
-            cl.Claim(
-                "rn-overlap",
-                "000 Fig. 1 caption",
-                "Racing-Normal's proportions of rewards overlap for the three distributions.",
-                "largest / smallest proportion over the distributions",
-                cl.below(1.25),  # "overlap" on log axes: within 1.25x of each other
-                partial(_overlap, variant=main.name),
-            ),
-            *premise,
-        )
+        return (*_bound_claims(config), *_reward_claims(config), *_premise_claims(config))
 
     def figures(self, config: RacingSyntheticConfig, records: Records) -> list[dict[str, Any]]:
         caption = (
