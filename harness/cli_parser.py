@@ -46,6 +46,35 @@ where it runs (--scheduler):
 """
 
 
+DESCRIPTION_CALIBRATE = (
+    "Run one algorithm on one problem over many seeds, with the parameters\n"
+    "`harness verify` gives it there (exact_answer=True for an approximate sampler), and\n"
+    "decide for each gate whether its rate of failures at --alpha lies within --factor of\n"
+    "alpha, each decision wrong with probability at most --error (a sequential test:\n"
+    "looks at 50 seeds, every doubling and the last seed; it stops once every gate is\n"
+    "decided). Also shows where each gate's p-values leave their simultaneous ECDF band and\n"
+    "its power both ways. Exit 0 when no gate is rejected, 1 when one is (its rate outside\n"
+    "the zone, or its p-values not uniform), 2 on a usage error."
+)
+
+EPILOG_CALIBRATE = (
+    "how a gate is judged (the 'kind' column):\n"
+    "  test      one test with an exact null: its rate within [alpha / factor, alpha *\n"
+    "            factor] and its p-values uniform (KS p >= 0.001)\n"
+    "  combined  tests merged by Bonferroni or Holm: rate at most alpha * factor, p-values\n"
+    "            not stochastically smaller than uniform (one-sided KS)\n"
+    "  bound     a gate that must prove something (error <= delta, ESS >= 100): its rate\n"
+    "            of failed proofs at most alpha * factor\n"
+    "decisions: 'accept: rate in [lo, hi]' (the interval lies in the zone), 'reject: rate\n"
+    "above/below' (outside it), 'undecided after N seeds' (more --seeds would decide)\n\n"
+    "examples:\n  harness calibrate --algorithm gibbs --seeds 500\n"
+    "  harness calibrate --algorithm racing-normal --problem race-normal-D2-N1000-s0.3\n"
+    "  harness calibrate --algorithm astar --problem clutter-D1 --param extra_draws=1\n"
+    "  harness calibrate --algorithm gumbel-max --seeds 4000 --factor 1.2 --error 0.01\n"
+    "  harness reproduce gate-quality --level full   # every algorithm, and the planted bugs\n"
+)
+
+
 def _reproduce_epilog() -> str:
     """The experiments' help, from the one EXPERIMENTS table."""
     from harness.experiments import EXPERIMENTS
@@ -118,12 +147,8 @@ def _add_list(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="print only the paper experiments' names, one per line (what `make run` runs)",
     )
-    lst.add_argument(
-        "--plugin",
-        action="append",
-        default=[],
-        metavar="MODULE_OR_FILE",
-        help="also list the algorithms (and, with --problems, the problems) a plugin registers",
+    _add_plugin(
+        lst, "also list the algorithms (and, with --problems, the problems) a plugin registers"
     )
 
 
@@ -134,19 +159,17 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=EPILOG_VERIFY,
     )
-    ver.add_argument(
+    _repeatable(
+        ver,
         "--algorithm",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="algorithm to verify (repeatable; default: all registered)",
+        "NAME",
+        "algorithm to verify (repeatable; default: all registered)",
     )
-    ver.add_argument(
+    _repeatable(
+        ver,
         "--problem",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="only this problem, from the catalog or a --plugin (repeatable; default: every "
+        "NAME",
+        "only this problem, from the catalog or a --plugin (repeatable; default: every "
         "problem that fits) - to check one new problem of your own",
     )
     ver.add_argument(
@@ -182,12 +205,9 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
         default=1e-4,
         help="family-wise false-failure budget of the whole run (default 1e-4)",
     )
-    ver.add_argument(
-        "--plugin",
-        action="append",
-        default=[],
-        metavar="MODULE_OR_FILE",
-        help="import a module or .py file that calls harness.register(spec) or "
+    _add_plugin(
+        ver,
+        "import a module or .py file that calls harness.register(spec) or "
         "harness.register_problem(...) (repeatable)",
     )
     ver.add_argument(
@@ -196,12 +216,7 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
         default=Path("reports/latest"),
         help="run directory for records, samples and summary (default reports/latest)",
     )
-    ver.add_argument(
-        "--move-stale",
-        action="store_true",
-        help="if --out holds a run with other settings or code, rename it to OUT.<time> and "
-        "start fresh (default: refuse)",
-    )
+    _add_move_stale(ver)
     _add_backend_args(ver, "processes for --scheduler process (default: all cores)")
     ver.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     ver.add_argument(
@@ -254,39 +269,18 @@ def _add_calibrate(sub: argparse._SubParsersAction) -> None:
     cal = sub.add_parser(
         "calibrate",
         help="measure the false-failure rate of the gates on a correct sampler",
-        description="Run one algorithm on one problem over many seeds, with the parameters\n"
-        "`harness verify` gives it there (exact_answer=True for an approximate sampler), and\n"
-        "decide for each gate whether its rate of failures at --alpha lies within --factor of\n"
-        "alpha, each decision wrong with probability at most --error (a sequential test:\n"
-        "looks at 50 seeds, every doubling and the last seed; it stops once every gate is\n"
-        "decided). Also shows where each gate's p-values leave their simultaneous ECDF band and\n"
-        "its power both ways. Exit 0 when no gate is rejected, 1 when one is (its rate outside\n"
-        "the zone, or its p-values not uniform), 2 on a usage error.",
-        epilog="how a gate is judged (the 'kind' column):\n"
-        "  test      one test with an exact null: its rate within [alpha / factor, alpha *\n"
-        "            factor] and its p-values uniform (KS p >= 0.001)\n"
-        "  combined  tests merged by Bonferroni or Holm: rate at most alpha * factor, p-values\n"
-        "            not stochastically smaller than uniform (one-sided KS)\n"
-        "  bound     a gate that must prove something (error <= delta, ESS >= 100): its rate\n"
-        "            of failed proofs at most alpha * factor\n"
-        "decisions: 'accept: rate in [lo, hi]' (the interval lies in the zone), 'reject: rate\n"
-        "above/below' (outside it), 'undecided after N seeds' (more --seeds would decide)\n\n"
-        "examples:\n  harness calibrate --algorithm gibbs --seeds 500\n"
-        "  harness calibrate --algorithm racing-normal --problem race-normal-D2-N1000-s0.3\n"
-        "  harness calibrate --algorithm astar --problem clutter-D1 --param extra_draws=1\n"
-        "  harness calibrate --algorithm gumbel-max --seeds 4000 --factor 1.2 --error 0.01\n"
-        "  harness reproduce gate-quality --level full   # every algorithm, and the planted bugs\n",
+        description=DESCRIPTION_CALIBRATE,
+        epilog=EPILOG_CALIBRATE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     cal.add_argument(
         "--algorithm", required=True, help="the registered algorithm to run (required)"
     )
-    cal.add_argument(
+    _repeatable(
+        cal,
         "--problem",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="problem name, from the catalog or a --plugin (repeatable: each is calibrated in "
+        "NAME",
+        "problem name, from the catalog or a --plugin (repeatable: each is calibrated in "
         "turn; default: the first fitting)",
     )
     cal.add_argument(
@@ -330,22 +324,17 @@ def _add_calibrate(sub: argparse._SubParsersAction) -> None:
         help="run every one of --seeds even when every gate is decided earlier (default: stop "
         "once decided)",
     )
-    cal.add_argument(
+    _repeatable(
+        cal,
         "--param",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="an algorithm parameter (repeatable; VALUE read as JSON: 1, 0.3, true); any "
+        "NAME=VALUE",
+        "an algorithm parameter (repeatable; VALUE read as JSON: 1, 0.3, true); any "
         "--param replaces the parameters of verify's first check on the problem (default: "
         "verify's)",
     )
-    cal.add_argument(
-        "--plugin",
-        action="append",
-        default=[],
-        metavar="MODULE_OR_FILE",
-        help="a module or .py file that registers algorithms or problems (repeatable; default: "
-        "none)",
+    _add_plugin(
+        cal,
+        "a module or .py file that registers algorithms or problems (repeatable; default: none)",
     )
     cal.add_argument(
         "--json",
@@ -384,13 +373,7 @@ def _add_draw(sub: argparse._SubParsersAction) -> None:
         choices=IMPLEMENTATION_NAMES,
         help="implementation key (default: %(default)s)",
     )
-    drw.add_argument(
-        "--plugin",
-        action="append",
-        default=[],
-        metavar="MODULE_OR_FILE",
-        help="a plugin whose sampler --algorithm names (repeatable)",
-    )
+    _add_plugin(drw, "a plugin whose sampler --algorithm names (repeatable)")
 
 
 def _add_speed(sub: argparse._SubParsersAction) -> None:
@@ -406,19 +389,17 @@ def _add_speed(sub: argparse._SubParsersAction) -> None:
         "  harness speed --hardware --json hw.json   # with a CUDA device: the GPU column too",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    spd.add_argument(
+    _repeatable(
+        spd,
         "--algorithm",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="algorithm to time (repeatable; default: gumbel-max and cdf-inversion)",
+        "NAME",
+        "algorithm to time (repeatable; default: gumbel-max and cdf-inversion)",
     )
-    spd.add_argument(
+    _repeatable(
+        spd,
         "--size",
-        action="append",
-        default=[],
-        metavar="D,N",
-        help="synthetic problem size (repeatable; default 10,100000 and 1000,100)",
+        "D,N",
+        "synthetic problem size (repeatable; default 10,100000 and 1000,100)",
     )
     spd.add_argument(
         "--draws", type=int, default=20, help="draws per timed call (default: %(default)s)"
@@ -432,6 +413,11 @@ def _add_speed(sub: argparse._SubParsersAction) -> None:
     spd.add_argument(
         "--json", type=Path, default=None, help="also write the result as JSON (default: none)"
     )
+    _add_speed_studies(spd)
+
+
+def _add_speed_studies(spd: argparse.ArgumentParser) -> None:
+    """The mode options, each one study instead of the default ratios, and their settings."""
     spd.add_argument(
         "--degree-scaling",
         action="store_true",
@@ -512,6 +498,24 @@ def _add_speed(sub: argparse._SubParsersAction) -> None:
     )
 
 
+def _repeatable(p: argparse.ArgumentParser, flag: str, metavar: str, help: str) -> None:
+    """An option that may be given several times, collected into a list (default: empty)."""
+    p.add_argument(flag, action="append", default=[], metavar=metavar, help=help)
+
+
+def _add_plugin(p: argparse.ArgumentParser, help: str) -> None:
+    _repeatable(p, "--plugin", "MODULE_OR_FILE", help)
+
+
+def _add_move_stale(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--move-stale",
+        action="store_true",
+        help="if --out holds a run with other settings or code, rename it to OUT.<time> and "
+        "start fresh (default: refuse)",
+    )
+
+
 def _add_backend_args(p: argparse.ArgumentParser, workers_help: str) -> None:
     from harness.engine import SCHEDULER_HELP
 
@@ -569,12 +573,7 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
         "false-failures or catch; minibatch-gap: exact or chains",
     )
     _add_backend_args(rep, "processes for --scheduler process (default 1)")
-    rep.add_argument(
-        "--move-stale",
-        action="store_true",
-        help="if --out holds a run with other settings or code, rename it to OUT.<time> and "
-        "start fresh (default: refuse)",
-    )
+    _add_move_stale(rep)
     rep.add_argument("--no-progress", action="store_true", help="hide the progress bars")
 
 

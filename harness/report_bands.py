@@ -20,6 +20,7 @@ from harness.experiments.report_parts import cell, table
 from harness.figures import ecdf_band_svg
 from harness.gates.ecdf_bands import EcdfBand
 from harness.gates.power import FalsePass
+from harness.timings import json_file
 
 #: Passing gates plotted per run (the failures are all plotted).
 PASSING_PLOTS = 4
@@ -114,11 +115,8 @@ def with_false_pass(
 
 def is_calibration(path: Path) -> bool:
     """A JSON file that ``harness calibrate --json`` wrote."""
-    if not (path.is_file() and path.suffix == ".json"):
-        return False
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+    data = json_file(path)
+    if data is None:
         return False
     items = data if isinstance(data, list) else [data]
     return bool(items) and all(isinstance(d, dict) and CALIBRATION_KEYS <= d.keys() for d in items)

@@ -126,17 +126,15 @@ def missing_inputs(
     from harness.experiments.framework import experiment_of
     from harness.registry import build_registry
 
-    out = []
     names = [s.name for s in build_registry()]
-    if not inputs.runs:
-        text = "No verification run was given: section 1 is empty (`harness verify`)."
-        out.append(Missing("verification verdicts", text))
-    else:
+    out = _unless(
+        inputs.runs,
+        "verification verdicts",
+        "No verification run was given: section 1 is empty (`harness verify`).",
+    )
+    if inputs.runs:
         seen = {v["algorithm"] for s in verification for v in s["verdicts"]}
-        lacking = [n for n in names if n not in seen]
-        if lacking:
-            text = f"Registered algorithms without verdicts: {', '.join(lacking)}."
-            out.append(Missing(f"{len(lacking)} algorithms' verdicts", text))
+        out += _lacking(names, seen, "verdicts", "Registered algorithms without verdicts")
         for s in verification:
             if not s["complete"]:
                 text = f"Verification run {s['run']} is incomplete (interrupted?)."
@@ -146,21 +144,37 @@ def missing_inputs(
     if absent:
         text = f"Paper experiments not included: {', '.join(absent)} (`harness reproduce NAME`)."
         out.append(Missing(f"{len(absent)} of {len(EXPERIMENTS)} paper experiments", text))
-    if not inputs.benchmarks:
-        text = "No pytest-benchmark JSON: section 4 is empty (`make bench`)."
-        out.append(Missing("pytest-benchmark timings", text))
-    else:
-        lacking = [n for n in names if n not in timed]
-        if lacking:
-            text = f"Algorithms without a reference-vs-Numba timing: {', '.join(lacking)}."
-            out.append(Missing(f"{len(lacking)} algorithms' timings", text))
-    if not inputs.limits:
-        text = "No speed-limits JSON: the ratios against their limits are not shown (`make bench`)."
-        out.append(Missing("speed limits", text))
-    if not inputs.asv:
-        text = "No asv results folder: section 5 is empty (`make bench` or `asv run`)."
-        out.append(Missing("asv results", text))
+    out += _unless(
+        inputs.benchmarks,
+        "pytest-benchmark timings",
+        "No pytest-benchmark JSON: section 4 is empty (`make bench`).",
+    )
+    if inputs.benchmarks:
+        out += _lacking(names, timed, "timings", "Algorithms without a reference-vs-Numba timing")
+    out += _unless(
+        inputs.limits,
+        "speed limits",
+        "No speed-limits JSON: the ratios against their limits are not shown (`make bench`).",
+    )
+    out += _unless(
+        inputs.asv,
+        "asv results",
+        "No asv results folder: section 5 is empty (`make bench` or `asv run`).",
+    )
     return out
+
+
+def _unless(given: Any, short: str, text: str) -> list[Missing]:
+    """The input's entry in the list when it was not given."""
+    return [] if given else [Missing(short, text)]
+
+
+def _lacking(names: list[str], covered: set[str], what: str, lead: str) -> list[Missing]:
+    """One entry naming the registered algorithms that ``covered`` lacks, if any."""
+    lacking = [n for n in names if n not in covered]
+    if not lacking:
+        return []
+    return [Missing(f"{len(lacking)} algorithms' {what}", f"{lead}: {', '.join(lacking)}.")]
 
 
 def _is_number(c: dict[str, str]) -> bool:

@@ -202,18 +202,7 @@ def _base_record(case: Case, impl: str, stage: int, seed: SeedKey, spec=None) ->
 def _not_verified(task: CaseRun, gate: str, detail: str) -> GateResult:
     """A verdict of failure without a statistic: the sampler raised ("runs"), a worker died,
     or no gate applies to it yet ("coverage"). Never a silent pass."""
-    return GateResult(
-        gate=gate,
-        statistic=0.0,
-        p_value=None,
-        alpha=task.alpha,
-        passed=False,
-        n=task.n,
-        detectable=None,
-        detectable_measure="-",
-        multiple_testing=False,
-        detail=detail,
-    )
+    return GateResult.of_bound(gate, 0.0, False, task.n, None, "-", task.alpha, detail=detail)
 
 
 #: The field of a task's first record that carries its samples (an .npz file's bytes) from the

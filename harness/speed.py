@@ -15,7 +15,7 @@ import numpy as np
 from harness.registry import build_registry
 from harness.spec import Param, check_sample_size, sample
 from harness.targets.discrete import synthetic_rewards
-from harness.text_table import text_table
+from harness.text_table import record_table, yes_no
 
 #: Timed repeats of each measurement: at least 3 for a median and an interquartile range.
 REPEAT = Param("repeat", 5, int, low=3)
@@ -90,20 +90,16 @@ def speed_ratios(
 
 
 def format_speed(result: dict[str, Any]) -> str:
-    rows = [
-        [
-            r["algorithm"],
-            str(r["D"]),
-            str(r["N"]),
-            f"{r['reference_s_per_draw']:.3e}",
-            f"{r['numba_s_per_draw']:.3e}",
-            f"{r['ratio_median']:.1f}",
-            "[{:.1f}, {:.1f}]".format(*r["ratio_iqr"]),
-        ]
-        for r in result["rows"]
+    columns = [
+        ("algorithm", "l", lambda r: r["algorithm"]),
+        ("D", "r", lambda r: str(r["D"])),
+        ("N", "r", lambda r: str(r["N"])),
+        ("ref s/draw", "r", lambda r: f"{r['reference_s_per_draw']:.3e}"),
+        ("numba s/draw", "r", lambda r: f"{r['numba_s_per_draw']:.3e}"),
+        ("ratio", "r", lambda r: f"{r['ratio_median']:.1f}"),
+        ("IQR", "l", lambda r: "[{:.1f}, {:.1f}]".format(*r["ratio_iqr"])),
     ]
-    headers = ["algorithm", "D", "N", "ref s/draw", "numba s/draw", "ratio", "IQR"]
-    return text_table(headers, rows, align="lrrrrrl")
+    return record_table(result["rows"], columns)
 
 
 def _uniform_potts(n: int, L: float, beta: float = 1.0, D: int = 4) -> Any:
@@ -194,30 +190,17 @@ def degree_scaling(
 
 
 def format_degree_scaling(result: dict[str, Any]) -> str:
-    rows = [
-        [
-            r["algorithm"],
-            str(r["degree"]),
-            f"{r['L']:.2f}",
-            f"{r['graph_mb']:.1f}",
-            f"{1e6 * r['s_per_step']:.2f}",
-            f"{r['factors_per_step']:.1f}",
-            f"{r['time_vs_smallest_degree']:.2f}",
-            "-" if r.get("limit") is None else f"{r['limit']:g}",
-        ]
-        for r in result["rows"]
+    columns = [
+        ("algorithm", "l", lambda r: r["algorithm"]),
+        ("degree", "r", lambda r: str(r["degree"])),
+        ("L", "r", lambda r: f"{r['L']:.2f}"),
+        ("graph MB", "r", lambda r: f"{r['graph_mb']:.1f}"),
+        ("us/step", "r", lambda r: f"{1e6 * r['s_per_step']:.2f}"),
+        ("factors/step", "r", lambda r: f"{r['factors_per_step']:.1f}"),
+        ("time vs smallest", "r", lambda r: f"{r['time_vs_smallest_degree']:.2f}"),
+        ("limit", "r", lambda r: "-" if r.get("limit") is None else f"{r['limit']:g}"),
     ]
-    headers = [
-        "algorithm",
-        "degree",
-        "L",
-        "graph MB",
-        "us/step",
-        "factors/step",
-        "time vs smallest",
-        "limit",
-    ]
-    text = text_table(headers, rows, align="lrrrrrrr")
+    text = record_table(result["rows"], columns)
     poisson = [r for r in result["rows"] if r["algorithm"] == "poisson-gibbs"]
     if "limit" not in result or not poisson:
         return text
@@ -280,21 +263,17 @@ def selection_scaling(sizes: list[int], picks: int = 2000, repeat: int = 5) -> d
 
 
 def format_selection_scaling(result: dict[str, Any]) -> str:
-    rows = [
-        [
-            f"{r['m']:,}",
-            f"{1e6 * r['tree_s_per_pick']:.3f}",
-            f"{1e6 * r['linear_s_per_pick']:.3g}",
-            f"{r['tree_vs_smallest_m']:.2f}",
-            f"{r['linear_vs_tree']:.3g}",
-        ]
-        for r in result["rows"]
+    columns = [
+        ("m", "r", lambda r: f"{r['m']:,}"),
+        ("tree us/pick", "r", lambda r: f"{1e6 * r['tree_s_per_pick']:.3f}"),
+        ("linear us/pick", "r", lambda r: f"{1e6 * r['linear_s_per_pick']:.3g}"),
+        ("tree vs smallest m", "r", lambda r: f"{r['tree_vs_smallest_m']:.2f}"),
+        ("linear / tree", "r", lambda r: f"{r['linear_vs_tree']:.3g}"),
     ]
-    headers = ["m", "tree us/pick", "linear us/pick", "tree vs smallest m", "linear / tree"]
     worst = max(r["tree_vs_smallest_m"] for r in result["rows"])
     verdict = "within" if worst <= result["limit"] else "OVER"
     return (
-        text_table(headers, rows, align="rrrrr")
+        record_table(result["rows"], columns)
         + f"\ntree at the largest m / smallest m: {worst:.2f} ({verdict} the limit "
         f"{result['limit']:g} of 004 Sec. 4.3's O(log m))"
     )
@@ -356,28 +335,16 @@ def memory_speed(
 
 
 def format_memory_speed(result: dict[str, Any]) -> str:
-    rows = [
-        [
-            r["algorithm"],
-            str(r["D"]),
-            f"{r['N']:,}",
-            f"{1e6 * r['numba_s_per_draw']:.1f}",
-            f"{1e6 * r['numpy_sum_s']:.1f}",
-            f"{r['ratio']:.2f}",
-            "yes" if r["within"] else "NO",
-        ]
-        for r in result["rows"]
+    columns = [
+        ("algorithm", "l", lambda r: r["algorithm"]),
+        ("D", "r", lambda r: str(r["D"])),
+        ("N", "r", lambda r: f"{r['N']:,}"),
+        ("numba us/draw", "r", lambda r: f"{1e6 * r['numba_s_per_draw']:.1f}"),
+        ("numpy.sum us", "r", lambda r: f"{1e6 * r['numpy_sum_s']:.1f}"),
+        ("ratio", "r", lambda r: f"{r['ratio']:.2f}"),
+        (f"<= {result['limit']:g}", "l", lambda r: yes_no(r["within"])),
     ]
-    headers = [
-        "algorithm",
-        "D",
-        "N",
-        "numba us/draw",
-        "numpy.sum us",
-        "ratio",
-        f"<= {result['limit']:g}",
-    ]
-    return text_table(headers, rows, align="lrrrrrl")
+    return record_table(result["rows"], columns)
 
 
 #: Issue limit: on likelihood terms computed from data, Racing-Normal's wall-clock speedup over
@@ -472,31 +439,20 @@ def racing_speed(
 
 
 def format_racing_speed(result: dict[str, Any]) -> str:
-    rows = [
-        [
-            r["rewards"],
-            r["model"],
-            f"{r['knob']:g}",
-            f"{1e6 * r['exact_s_per_draw']:.0f}",
-            f"{1e6 * r['racing_s_per_draw']:.1f}",
-            f"{r['saving']:.3g}",
-            f"{r['speedup']:.3g}",
-            f"{r['ratio']:.3f}",
-            "[{:.2f}, {:.2f}]".format(*r["ratio_range"]),
-            "-" if r["within"] is None else ("yes" if r["within"] else "NO"),
-        ]
-        for r in result["rows"]
+    columns = [
+        ("rewards", "l", lambda r: r["rewards"]),
+        ("model", "l", lambda r: r["model"]),
+        ("sigma/spread", "r", lambda r: f"{r['knob']:g}"),
+        ("exact us/draw", "r", lambda r: f"{1e6 * r['exact_s_per_draw']:.0f}"),
+        ("racing us/draw", "r", lambda r: f"{1e6 * r['racing_s_per_draw']:.1f}"),
+        ("saving", "r", lambda r: f"{r['saving']:.3g}"),
+        ("speedup", "r", lambda r: f"{r['speedup']:.3g}"),
+        ("speedup/saving", "r", lambda r: f"{r['ratio']:.3f}"),
+        ("range", "l", lambda r: "[{:.2f}, {:.2f}]".format(*r["ratio_range"])),
+        (
+            f">= {result['limit']:g}",
+            "l",
+            lambda r: "-" if r["within"] is None else yes_no(r["within"]),
+        ),
     ]
-    headers = [
-        "rewards",
-        "model",
-        "sigma/spread",
-        "exact us/draw",
-        "racing us/draw",
-        "saving",
-        "speedup",
-        "speedup/saving",
-        "range",
-        f">= {result['limit']:g}",
-    ]
-    return text_table(headers, rows, align="llrrrrrrll")
+    return record_table(result["rows"], columns)

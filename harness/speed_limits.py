@@ -30,7 +30,8 @@ import numpy as np
 from harness import speed
 from harness.experiments.report_parts import cell, table
 from harness.figures import inline_svg
-from harness.text_table import text_table
+from harness.text_table import record_table, yes_no
+from harness.timings import json_file
 
 KEY = "speed_limits"
 DEGREES = (20, 1000)
@@ -127,30 +128,22 @@ def measure_limits(repeat: int = 5, progress=print) -> dict[str, Any]:
 
 
 def format_limits(result: dict[str, Any]) -> str:
-    rows = [
-        [
-            r["measure"],
-            r["setting"],
-            f"{r['value']:.3g}",
-            f"{r['direction']} {r['limit']:g}",
-            "yes" if r["within"] else "NO",
-        ]
-        for r in result[KEY]
+    columns = [
+        ("measure", "l", lambda r: r["measure"]),
+        ("setting", "l", lambda r: r["setting"]),
+        ("value", "r", lambda r: f"{r['value']:.3g}"),
+        ("limit", "l", lambda r: f"{r['direction']} {r['limit']:g}"),
+        ("within", "l", lambda r: yes_no(r["within"])),
     ]
     inside = sum(r["within"] for r in result[KEY])
     return (
-        text_table(["measure", "setting", "value", "limit", "within"], rows, align="llrll")
-        + f"\n{inside} of {len(rows)} within their limits"
+        record_table(result[KEY], columns) + f"\n{inside} of {len(result[KEY])} within their limits"
     )
 
 
 def is_speed_limits(path: Path) -> bool:
-    if not (path.is_file() and path.suffix == ".json"):
-        return False
-    try:
-        return KEY in json.loads(path.read_text())
-    except (ValueError, UnicodeDecodeError):
-        return False
+    data = json_file(path)
+    return isinstance(data, dict) and KEY in data
 
 
 def load_speed_limits(path: Path) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 ALIGNMENTS = {"l": str.ljust, "r": str.rjust}
 
@@ -39,3 +40,21 @@ def text_table(
 
     rule = sep.join("-" * w for w in widths)
     return "\n".join([line(headers), rule, *(line(row) for row in body)])
+
+
+#: A column of :func:`record_table`: header, alignment ("l" or "r") and the cell of a record.
+Column = tuple[str, str, Callable[[Any], str]]
+
+
+def record_table(records: Iterable[Any], columns: Sequence[Column]) -> str:
+    """:func:`text_table` with one row per record, each cell formatted by its column."""
+    return text_table(
+        [header for header, _, _ in columns],
+        ([cell(r) for _, _, cell in columns] for r in records),
+        align="".join(a for _, a, _ in columns),
+    )
+
+
+def yes_no(within: bool) -> str:
+    """A limit check's cell: "NO" in capitals, to stand out in a column of yeses."""
+    return "yes" if within else "NO"

@@ -81,14 +81,20 @@ def is_asv_results(path: Path) -> bool:
     return any((p / ASV_MACHINE_FILE).is_file() for p in path.iterdir() if p.is_dir())
 
 
-def is_pytest_benchmark(path: Path) -> bool:
+def json_file(path: Path) -> Any:
+    """The content of a ``.json`` file, or None where ``path`` is none or not readable JSON: how
+    the report tells its inputs apart by their content."""
     path = Path(path)
     if not (path.is_file() and path.suffix == ".json"):
-        return False
+        return None
     try:
-        data = json.loads(path.read_text())
+        return json.loads(path.read_text())
     except (OSError, ValueError):
-        return False
+        return None
+
+
+def is_pytest_benchmark(path: Path) -> bool:
+    data = json_file(path)
     return isinstance(data, dict) and isinstance(data.get("benchmarks"), list)
 
 

@@ -81,16 +81,14 @@ def _posterior_ess(values: np.ndarray, evals: int, alpha: float) -> GateResult:
     n = values.size
     segments = values[: n - n % 4].reshape(4, -1)
     ess = ess_rhat(segments, min_ess=100.0, max_rhat=1.01)
-    return GateResult(
-        gate=ess.gate,
-        statistic=ess.statistic,
-        p_value=None,
-        alpha=alpha,
-        passed=ess.passed,
-        n=n,
-        detectable=ess.detectable,
-        detectable_measure=ess.detectable_measure,
-        multiple_testing=False,
+    return GateResult.of_bound(
+        ess.gate,
+        ess.statistic,
+        ess.passed,
+        n,
+        ess.detectable,
+        ess.detectable_measure,
+        alpha,
         detail=f"{ess.detail}; ESS per 1000 likelihood terms "
         f"{1000.0 * ess.statistic / max(evals, 1):.3g}",
         escalate_when_failed=ess.escalate_when_failed,

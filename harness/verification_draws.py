@@ -49,15 +49,14 @@ def _ks_family(columns: list[np.ndarray], locs: np.ndarray, alpha: float) -> Gat
     worst = max(r.statistic for r in results)
     n = int(sum(c.size for c in columns))
     smallest = min(c.size for c in columns)
-    return GateResult(
-        gate="ks-process",
-        statistic=worst,
-        p_value=p,
-        alpha=alpha,
-        passed=bool(p >= alpha),
-        n=n,
-        detectable=ks_detectable(max(smallest, 1), alpha / len(columns)),
-        detectable_measure="sup |F - F0| at each state",
+    return GateResult.of_test(
+        "ks-process",
+        worst,
+        p,
+        alpha,
+        n,
+        ks_detectable(max(smallest, 1), alpha / len(columns)),
+        "sup |F - F0| at each state",
         detail=f"{len(results)} states, Bonferroni; fewest draws at a state: {smallest}",
         false_pass=ks_false_pass(max(smallest, 1), alpha / len(columns)),
         # The band of the worst state only: one per state could run to hundreds of KB.
@@ -148,16 +147,14 @@ def pull_bounds(draws: Draws, target: Any, alpha: float) -> GateResult:
     passed = most <= N and costliest <= total
     early = draws.extras.get("stopped_early")
     share = "" if early is None else f"; {float(np.mean(early)):.3f} of draws stopped before N"
-    return GateResult(
-        gate="pull-bounds",
-        statistic=float(most),
-        p_value=None,
-        alpha=alpha,
-        passed=bool(passed),
-        n=int(np.asarray(draws.values).size),
-        detectable=0.0,
-        detectable_measure="any draw over the bound",
-        multiple_testing=False,
+    return GateResult.of_bound(
+        "pull-bounds",
+        float(most),
+        bool(passed),
+        int(np.asarray(draws.values).size),
+        0.0,
+        "any draw over the bound",
+        alpha,
         detail=f"max pulls of an arm {most} (bound N = {N}); max rewards in a draw {costliest} "
         f"(bound {total}); mean {float(np.mean(draws.extras['draw_evals'])):.1f}{share}",
     )

@@ -90,15 +90,13 @@ def bound_validity(
     detail = f"{len(boxes)} boxes ({source}), {points} points each"
     if found:
         detail = f"{len(found)} points above the bound; worst: {found[0].describe()}; {detail}"
-    return GateResult(
-        gate="bound-validity",
-        statistic=max((v.o - v.bound for v in found), default=0.0),
-        p_value=None,
-        alpha=alpha,
-        passed=not found,
-        n=checked,
-        detectable=1.0 - math.pow(0.2, 1.0 / points),
-        detectable_measure="share of a visited box where o > M (per box)",
-        multiple_testing=False,
+    return GateResult.of_bound(
+        "bound-validity",
+        max((v.o - v.bound for v in found), default=0.0),
+        not found,
+        checked,
+        1.0 - math.pow(0.2, 1.0 / points),
+        "share of a visited box where o > M (per box)",
+        alpha,
         detail=detail,
     )

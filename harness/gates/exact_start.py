@@ -326,15 +326,14 @@ def moments_gate(
     share = float(np.max(law.error / np.maximum(z * np.array([t.se for t in tests]), 1e-300)))
     w = tests[worst]
     early = f"; stopped after look {len(done)} of {len(LOOKS)}" if len(done) < len(LOOKS) else ""
-    return GateResult(
-        gate="exact-start-moments",
-        statistic=w.t,
-        p_value=p,
-        alpha=alpha,
-        passed=bool(p >= alpha),
-        n=len(run.averages),
-        detectable=z * tests[h].se / unit,
-        detectable_measure=f"{law.headline_measure} ({law.names[h]}), chains' k-step averages",
+    return GateResult.of_test(
+        "exact-start-moments",
+        w.t,
+        p,
+        alpha,
+        len(run.averages),
+        z * tests[h].se / unit,
+        f"{law.headline_measure} ({law.names[h]}), chains' k-step averages",
         detail=f"{len(run.averages)} chains from exact starts, {plan.steps} measured steps each"
         f"{_warmup_text(plan)} (tau {plan.tau:.1f}){early}; {s} statistics, t-tests with the "
         f"start as control variate, Bonferroni; worst: {law.names[worst]} {w.estimate:.6g} "
@@ -368,15 +367,14 @@ def bright_gate(target: Any, run: Replay, plan: Plan, alpha: float) -> GateResul
     error = abs(truth - float(grid.expect(per_cell, every=2)))
     test = cv_test(run.bright, run.bright_at_start, truth)
     z = float(stats.norm.isf(alpha / 2.0)) + _Z_POWER
-    return GateResult(
-        gate="exact-start-bright",
-        statistic=test.t,
-        p_value=test.p,
-        alpha=alpha,
-        passed=bool(test.p >= alpha),
-        n=len(run.bright),
-        detectable=z * test.se / max(truth, 1e-300),
-        detectable_measure="relative error of the mean bright count",
+    return GateResult.of_test(
+        "exact-start-bright",
+        test.t,
+        test.p,
+        alpha,
+        len(run.bright),
+        z * test.se / max(truth, 1e-300),
+        "relative error of the mean bright count",
         detail=f"mean bright count {test.estimate:.4f} against E_pi sum_n (1 - B_n/L_n) = "
         f"{truth:.4f} (quadrature error {error:.1e}); {len(run.bright)} chains, {plan.steps} "
         f"steps each{_warmup_text(plan)}",
@@ -392,15 +390,14 @@ def _bonferroni(
     worst = min(results, key=lambda r: r.p_value)
     p = min(1.0, m * worst.p_value)
     first = results[0]
-    return GateResult(
-        gate=gate,
-        statistic=worst.statistic,
-        p_value=p,
-        alpha=alpha,
-        passed=bool(p >= alpha),
-        n=n,
-        detectable=first.detectable,
-        detectable_measure=f"{first.detectable_measure} ({first.gate})",
+    return GateResult.of_test(
+        gate,
+        worst.statistic,
+        p,
+        alpha,
+        n,
+        first.detectable,
+        f"{first.detectable_measure} ({first.gate})",
         detail=f"{what}; Bonferroni over "
         + "; ".join(f"{r.gate} p = {r.p_value:.3g}" for r in results),
         false_pass=first.false_pass,

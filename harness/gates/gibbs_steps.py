@@ -173,31 +173,26 @@ def _energy_score(S: np.ndarray, V: np.ndarray, c: np.ndarray, alpha: float) -> 
     n = int(S.size)
     measure = "relative temperature error |eps| of every conditional"
     if not total > 0.0:
-        return GateResult(
-            gate="gibbs-step-energy",
-            statistic=0.0,
-            p_value=None,
-            alpha=alpha,
-            passed=True,
-            n=n,
-            detectable=math.nan,
-            detectable_measure=measure,
-            multiple_testing=False,
-            detail="every step's row puts all its mass on one energy change: nothing to test",
+        return GateResult.nothing_to_test(
+            "gibbs-step-energy",
+            0.0,
+            alpha,
+            n,
+            measure,
+            "every step's row puts all its mass on one energy change: nothing to test",
         )
     z = float(S.sum()) / math.sqrt(total)
     p = float(2.0 * stats.norm.sf(abs(z)))
     drift = float(c.sum()) / math.sqrt(total)  # z per unit eps
     detectable = (float(stats.norm.isf(alpha / 2.0)) + _Z_POWER) / drift if drift > 0 else math.nan
-    return GateResult(
-        gate="gibbs-step-energy",
-        statistic=z,
-        p_value=p,
-        alpha=alpha,
-        passed=bool(p >= alpha),
-        n=n,
-        detectable=detectable,
-        detectable_measure=measure,
+    return GateResult.of_test(
+        "gibbs-step-energy",
+        z,
+        p,
+        alpha,
+        n,
+        detectable,
+        measure,
         detail=f"score z of dU(step) - E_row dU over {n} steps = {z:.2f} (a conditional "
         f"pi^(1 + eps) moves it by {drift:.3g} eps)",
     )

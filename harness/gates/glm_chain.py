@@ -177,15 +177,14 @@ def z_conditional(
     z_crit = float(stats.norm.isf(alpha / (2 * G)))
     detectable = (z_crit + _Z_POWER) * max(shifts)
     g = groups[worst]
-    return GateResult(
-        gate="z-conditional",
-        statistic=float(zs[worst]),
-        p_value=p_value,
-        alpha=alpha,
-        passed=bool(p_value >= alpha),
-        n=int(T),
-        detectable=detectable,
-        detectable_measure="relative shift of a group's bright count",
+    return GateResult.of_test(
+        "z-conditional",
+        float(zs[worst]),
+        p_value,
+        alpha,
+        int(T),
+        detectable,
+        "relative shift of a group's bright count",
         detail=f"{p.size} data at fixed theta, {T} sweeps, {G} groups by 1 - B/L, Bonferroni; "
         f"worst group: {g.size} data with 1 - B/L in [{p[g].min():.3g}, {p[g].max():.3g}], "
         f"bright steps {int(c[g].sum())} against {T * float(np.sum(p[g])):.1f} expected "

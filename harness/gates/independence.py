@@ -67,17 +67,13 @@ def pair_table_test(codes: np.ndarray, K: int, alpha: float, lag: int = 1) -> Ga
     measure = "Cohen's w of the pair law against the product of its margins"
     if df < 1:
         # No test was made: no p-value, so Holm and the calibration do not count it as one.
-        return GateResult(
-            gate="pair-independence",
-            statistic=0.0,
-            p_value=None,
-            alpha=alpha,
-            passed=True,
-            n=int(c.size),
-            detectable=math.nan,
-            detectable_measure=measure,
-            multiple_testing=False,
-            detail="one bin observed: nothing to test",
+        return GateResult.nothing_to_test(
+            "pair-independence",
+            0.0,
+            alpha,
+            int(c.size),
+            measure,
+            "one bin observed: nothing to test",
         )
     expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / m
     stat = float(np.sum((table - expected) ** 2 / expected))
@@ -86,15 +82,14 @@ def pair_table_test(codes: np.ndarray, K: int, alpha: float, lag: int = 1) -> Ga
     ratio = table / expected - 1.0
     a, b = np.unravel_index(int(np.argmax(np.abs(ratio))), ratio.shape)
     diag = float(np.trace(table) / np.trace(expected) - 1.0) if r == k == K else math.nan
-    return GateResult(
-        gate="pair-independence",
-        statistic=stat,
-        p_value=p,
-        alpha=alpha,
-        passed=bool(p >= alpha),
-        n=int(c.size),
-        detectable=_chisquare_detectable(m, df + 1, alpha),
-        detectable_measure=measure,
+    return GateResult.of_test(
+        "pair-independence",
+        stat,
+        p,
+        alpha,
+        int(c.size),
+        _chisquare_detectable(m, df + 1, alpha),
+        measure,
         detail=f"{m} overlapping pairs at lag {lag}, {r} x {k} bins, {df} df; "
         f"chi2 = {stat:.1f}; largest cell departure {ratio[a, b]:+.3f} (observed / expected - 1)"
         + (f"; diagonal {diag:+.4f}" if math.isfinite(diag) else ""),
@@ -202,17 +197,13 @@ def error_runs(errors: np.ndarray, alpha: float) -> GateResult:
     a = int(np.sum(e[1:] & e[:-1]))
     measure = "P(error | previous draw erred) - P(error)"
     if k < 2 or k == n:
-        return GateResult(
-            gate="error-independence",
-            statistic=float(a),
-            p_value=None,
-            alpha=alpha,
-            passed=True,
-            n=n,
-            detectable=math.nan,
-            detectable_measure=measure,
-            multiple_testing=False,
-            detail=f"{k} errors in {n} draws: no arrangement to test",
+        return GateResult.nothing_to_test(
+            "error-independence",
+            float(a),
+            alpha,
+            n,
+            measure,
+            f"{k} errors in {n} draws: no arrangement to test",
         )
     values, probs = _adjacency_law(n, k)
     above = float(probs[values > a].sum())

@@ -62,16 +62,13 @@ def ess_rhat(chains: np.ndarray, min_ess: float = 400.0, max_rhat: float = 1.01)
     tail = float(array_stats.ess(x, chain_axis=-2, draw_axis=-1, method="tail", prob=(0.05, 0.95)))
     rhat = float(array_stats.rhat(x, chain_axis=-2, draw_axis=-1, method="rank"))
     ok = bool(bulk >= min_ess and (x.shape[0] < 2 or rhat <= max_rhat))
-    return GateResult(
-        gate="ess",
-        statistic=bulk,
-        p_value=None,
-        alpha=math.nan,
-        passed=ok,
-        n=int(x.size),
-        detectable=min_ess,
-        detectable_measure="bulk ESS required",
-        multiple_testing=False,
+    return GateResult.of_bound(
+        "ess",
+        bulk,
+        ok,
+        int(x.size),
+        min_ess,
+        "bulk ESS required",
         detail=f"bulk ESS {bulk:.0f}, tail ESS {tail:.0f}, R-hat {rhat:.4f}",
         # Too few effective draws is no verdict on the sampler: a longer chain settles it.
         # (min-gibbs on the Potts grid falls short of 100 in 10% of 20000-step runs.)
@@ -98,16 +95,13 @@ def invariance(P: np.ndarray, pi: np.ndarray, tol: float) -> GateResult:
     flux = pi[:, None] * P
     balance = float(np.max(np.abs(flux - flux.T)))
     worst = max(stationarity, balance)
-    return GateResult(
-        gate="invariance",
-        statistic=worst,
-        p_value=None,
-        alpha=math.nan,
-        passed=bool(worst <= tol),
-        n=P.shape[0],
-        detectable=tol,
-        detectable_measure="max |pi P - pi|, max |pi_i P_ij - pi_j P_ji|",
-        multiple_testing=False,
+    return GateResult.of_bound(
+        "invariance",
+        worst,
+        bool(worst <= tol),
+        P.shape[0],
+        tol,
+        "max |pi P - pi|, max |pi_i P_ij - pi_j P_ji|",
         detail=f"stationarity {stationarity:.3g}, detailed balance {balance:.3g}, tol {tol:.3g}",
     )
 
@@ -131,16 +125,13 @@ def spectral_gap_bound(
 ) -> GateResult:
     """Pass when the exact gap of P is at least ``bound`` (e.g. 003 Thm. 1's lower bound)."""
     gap = spectral_gap(P, pi)
-    return GateResult(
-        gate="spectral-gap",
-        statistic=gap,
-        p_value=None,
-        alpha=math.nan,
-        passed=bool(gap >= bound - tol),
-        n=P.shape[0],
-        detectable=bound,
-        detectable_measure="theorem's lower bound",
-        multiple_testing=False,
+    return GateResult.of_bound(
+        "spectral-gap",
+        gap,
+        bool(gap >= bound - tol),
+        P.shape[0],
+        bound,
+        "theorem's lower bound",
         detail=f"gap {gap:.6g} vs bound {bound:.6g}",
     )
 
@@ -176,15 +167,4 @@ def gap_with_error(P: np.ndarray, pi: np.ndarray, truncation: float) -> tuple[fl
 
 def ess_failure(alpha: float, n: int, why: str) -> GateResult:
     """A failed ESS verdict without an estimate (a trace that never moved, or no trace)."""
-    return GateResult(
-        gate="ess",
-        statistic=0.0,
-        p_value=None,
-        alpha=alpha,
-        passed=False,
-        n=n,
-        detectable=100.0,
-        detectable_measure="bulk ESS required",
-        multiple_testing=False,
-        detail=why,
-    )
+    return GateResult.of_bound("ess", 0.0, False, n, 100.0, "bulk ESS required", alpha, detail=why)

@@ -83,16 +83,14 @@ def tv_estimate(
     passed = True if delta is None else bool(low <= delta)
     if delta is not None:
         DELTA.check(delta)
-    return GateResult(
-        gate="tv",
-        statistic=tv,
-        p_value=None,
-        alpha=alpha,
-        passed=passed,
-        n=n,
-        detectable=2 * h,
-        detectable_measure="TV",
+    return GateResult.of_bound(
+        "tv",
+        tv,
+        passed,
+        n,
+        2 * h,
+        "TV",
+        alpha,
         interval=(low, high),
-        multiple_testing=False,
         detail="" if delta is None else f"interval [{low:.3g}, {high:.3g}] vs delta {delta:g}",
     )

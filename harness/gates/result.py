@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -78,6 +79,40 @@ class GateResult:
             detectable_measure=measure,
             **rest,
         )
+
+    @classmethod
+    def of_bound(
+        cls,
+        gate: str,
+        statistic: float,
+        passed: bool,
+        n: int,
+        detectable: float | None,
+        measure: str,
+        alpha: float = math.nan,
+        **rest: Any,
+    ) -> GateResult:
+        """A verdict that is not a rejection test (a bound, a tolerance, a required ESS): no
+        p-value, so Holm and the calibration leave it out; ``rest`` sets the other fields."""
+        return cls(
+            gate=gate,
+            statistic=statistic,
+            p_value=None,
+            alpha=alpha,
+            passed=passed,
+            n=n,
+            detectable=detectable,
+            detectable_measure=measure,
+            multiple_testing=False,
+            **rest,
+        )
+
+    @classmethod
+    def nothing_to_test(
+        cls, gate: str, statistic: float, alpha: float, n: int, measure: str, detail: str
+    ) -> GateResult:
+        """A pass without a test: the data leave no arrangement or spread to test."""
+        return cls.of_bound(gate, statistic, True, n, math.nan, measure, alpha, detail=detail)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -65,16 +65,14 @@ def _applies(spec: Any, target: Any, params: Mapping[str, Any]) -> bool:
 
 
 def _missing(gate: str, param: str, key: str, n: int, alpha: float) -> GateResult:
-    return GateResult(
-        gate=gate,
-        statistic=math.nan,
-        p_value=None,
-        alpha=alpha,
-        passed=False,
-        n=n,
-        detectable=None,
-        detectable_measure="",
-        multiple_testing=False,
+    return GateResult.of_bound(
+        gate,
+        math.nan,
+        False,
+        n,
+        None,
+        "",
+        alpha,
         detail=f"the sampler declares {param!r} but returned no extras[{key!r}] with it",
     )
 
@@ -101,18 +99,16 @@ def run_to_completion(extras: Mapping[str, np.ndarray], alpha: float) -> GateRes
             "a draw"
         )
     changed_at = np.flatnonzero(changed)[:5].tolist()
-    return GateResult(
-        gate="run-to-completion",
-        statistic=n_changed / audited if audited else math.nan,
-        p_value=None,
-        alpha=alpha,
-        passed=bool(audited and n_changed == 0),
-        n=audited,
-        detectable=1.0 - (1.0 - POWER) ** (1.0 / audited) if audited else None,
-        detectable_measure="share of draws whose answer changes",
+    return GateResult.of_bound(
+        "run-to-completion",
+        n_changed / audited if audited else math.nan,
+        bool(audited and n_changed == 0),
+        audited,
+        1.0 - (1.0 - POWER) ** (1.0 / audited) if audited else None,
+        "share of draws whose answer changes",
+        alpha,
         power=POWER,
         interval=(0.0, float(high)),
-        multiple_testing=False,
         # Each audited draw of a search wrong in a share r of its draws changes with
         # probability r, independently: it escapes all of them with probability (1 - r)^n.
         false_pass=FalsePass(
@@ -163,17 +159,15 @@ def own_bound(
     ]
     if found:
         parts.append(f"worst: {found[0].describe()}")
-    return GateResult(
-        gate="own-bound",
-        statistic=worst,
-        p_value=None,
-        alpha=alpha,
-        passed=not over.size and not found,
-        n=checked,
-        detectable=1.0 - math.pow(1.0 - POWER, 1.0 / BOX_POINTS),
-        detectable_measure="share of a bounded box where o > M (per box)",
+    return GateResult.of_bound(
+        "own-bound",
+        worst,
+        not over.size and not found,
+        checked,
+        1.0 - math.pow(1.0 - POWER, 1.0 / BOX_POINTS),
+        "share of a bounded box where o > M (per box)",
+        alpha,
         power=POWER,
-        multiple_testing=False,
         false_pass=FalsePass(
             (1.0 - BOX_EFFECT) ** BOX_POINTS, BOX_EFFECT, "share of a box where o > M", True
         ),

@@ -127,6 +127,22 @@ def transition_consistency(
             measure,
             detail=f"no state visited often enough to test ({untested} visited)",
         )
+    kernel = "P" if thin == 1 else f"P^{thin}"
+    return _combined(tested, visits, untested, alpha, n, measure, kernel, err)
+
+
+def _combined(
+    tested: list[tuple[int, float, float, int]],
+    visits: np.ndarray,
+    untested: int,
+    alpha: float,
+    n: int,
+    measure: str,
+    kernel: str,
+    err: float,
+) -> GateResult:
+    """One verdict from the tested rows ``(state, chi2, p, cells)``: the smaller p of the rows'
+    Holm minimum and the summed chi-square, doubled (Bonferroni over the two)."""
     p = np.array([t[2] for t in tested])
     _, adjusted = holm(p, alpha / 2.0)
     p_rows = float(adjusted.min())
@@ -145,7 +161,6 @@ def transition_consistency(
     det_sum = _chisquare_detectable(n_tested, df + 1, alpha / 2.0)
     det_most = _chisquare_detectable(int(visits[most[0]]), most[3], alpha / (2.0 * m))
     det_least = _chisquare_detectable(int(visits[least[0]]), least[3], alpha / (2.0 * m))
-    kernel = "P" if thin == 1 else f"P^{thin}"
     detail = (
         f"{m} states against rows of {kernel}: sum chi2 = {total:.1f} on {df} df "
         f"(p = {p_sum:.3g}); per state, Holm: worst state {s_w} ({int(visits[s_w])} visits, "

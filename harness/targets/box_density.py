@@ -185,33 +185,10 @@ def _check_finite(name: str, values: np.ndarray) -> None:
         raise ValueError(f"{name} = {values.tolist()} is invalid; valid: numbers, no NaN")
 
 
-def box_density(
-    lo: list[float] | np.ndarray,
-    hi: list[float] | np.ndarray,
-    proposal: list[tuple[str, float, float] | tuple[str, float]],
-    log_lik: Callable[[np.ndarray, np.ndarray], float],
-    bound: Callable[[np.ndarray, np.ndarray, np.ndarray], float],
-    data: np.ndarray,
-    name: str = "box-density",
-    mode: float | None = None,
-    log_lik_grad: Callable[[np.ndarray, np.ndarray, np.ndarray], float] | None = None,
-    compiles: bool = True,
-) -> BoxDensityTarget:
-    """A density on [lo, hi] for A* sampling, from plain functions.
-
-    ``proposal`` has one entry a coordinate: ("normal", mean, sd), ("uniform",) or
-    ("exponential", rate). ``log_lik(x, data)`` returns o(x); ``bound(lo, hi, data)`` an upper
-    bound of o on the box [lo, hi]. Sides may be infinite except under a uniform proposal, and an
-    exponential proposal needs a finite lower end. ``mode`` declares o unimodal in 1-D with its
-    maximum there (drill-down relies on it).
-
-    Before returning, the bound is probed at random points of 49 boxes of the kind A* visits;
-    one point where o exceeds it, or where ``log_lik`` or ``bound`` is NaN or +inf, is a
-    ValueError naming the box, the point and the values. The functions (already
-    ``numba.njit``-compiled ones too) are compiled once with Numba here: a helper they call that
-    Numba cannot compile is a ValueError naming it, unless ``compiles=False`` (the target then
-    serves the reference samplers only, and the Numba ones refuse it).
-    """
+def _checked_box(
+    lo: list[float] | np.ndarray, hi: list[float] | np.ndarray
+) -> tuple[np.ndarray, ...]:
+    """The box's sides as float arrays, checked: d >= 1, no NaN, lo < hi."""
     lo = np.atleast_1d(np.asarray(lo, dtype=np.float64))
     hi = np.atleast_1d(np.asarray(hi, dtype=np.float64))
     if lo.ndim != 1 or lo.size == 0:
@@ -225,6 +202,13 @@ def box_density(
             f"the box [lo, hi] = [{lo.tolist()}, {hi.tolist()}] is invalid; valid: lo < hi in "
             "every coordinate"
         )
+    return lo, hi
+
+
+def _proposal_rows(
+    proposal: list[tuple[str, float, float] | tuple[str, float]], lo: np.ndarray, hi: np.ndarray
+) -> list[tuple[int, float, float]]:
+    """(code, a, b) of each coordinate's proposal entry, checked against its side."""
     if len(proposal) != lo.size:
         raise ValueError(
             f"proposal = {proposal!r} is invalid; valid: one entry for each of {lo.size} "
@@ -257,6 +241,38 @@ def box_density(
                     "valid: ('exponential', rate > 0) on a side with a finite lower end"
                 )
             rows.append((EXPONENTIAL, 0.0, float(entry[1])))
+    return rows
+
+
+def box_density(
+    lo: list[float] | np.ndarray,
+    hi: list[float] | np.ndarray,
+    proposal: list[tuple[str, float, float] | tuple[str, float]],
+    log_lik: Callable[[np.ndarray, np.ndarray], float],
+    bound: Callable[[np.ndarray, np.ndarray, np.ndarray], float],
+    data: np.ndarray,
+    name: str = "box-density",
+    mode: float | None = None,
+    log_lik_grad: Callable[[np.ndarray, np.ndarray, np.ndarray], float] | None = None,
+    compiles: bool = True,
+) -> BoxDensityTarget:
+    """A density on [lo, hi] for A* sampling, from plain functions.
+
+    ``proposal`` has one entry a coordinate: ("normal", mean, sd), ("uniform",) or
+    ("exponential", rate). ``log_lik(x, data)`` returns o(x); ``bound(lo, hi, data)`` an upper
+    bound of o on the box [lo, hi]. Sides may be infinite except under a uniform proposal, and an
+    exponential proposal needs a finite lower end. ``mode`` declares o unimodal in 1-D with its
+    maximum there (drill-down relies on it).
+
+    Before returning, the bound is probed at random points of 49 boxes of the kind A* visits;
+    one point where o exceeds it, or where ``log_lik`` or ``bound`` is NaN or +inf, is a
+    ValueError naming the box, the point and the values. The functions (already
+    ``numba.njit``-compiled ones too) are compiled once with Numba here: a helper they call that
+    Numba cannot compile is a ValueError naming it, unless ``compiles=False`` (the target then
+    serves the reference samplers only, and the Numba ones refuse it).
+    """
+    lo, hi = _checked_box(lo, hi)
+    rows = _proposal_rows(proposal, lo, hi)
     data = np.asarray(data, dtype=np.float64)
     if data.size == 0:
         raise ValueError("data is empty; valid: at least one datum")

@@ -55,8 +55,23 @@ def _pmf(log_unnormalised: np.ndarray, log_normaliser: float) -> np.ndarray:
 
 
 class ExactPmf:
-    """The normaliser and pmf of a discrete target from its ``log_unnormalised`` (exact row sums),
-    computed once."""
+    """The exact pmf of a discrete target whose rewards are the rows l[i, :] of ``_reward_rows``
+    (one array per state) and whose log prior is ``log_f0``; each quantity computed once."""
+
+    @cached_property
+    def log_unnormalised(self) -> np.ndarray:
+        """log p~(i) = log f_0(i) + sum_n log f_n(i), each row summed exactly (fsum)."""
+        return _exact_log_unnormalised(self._reward_rows, self.log_f0)
+
+    @cached_property
+    def reward_range(self) -> np.ndarray:
+        """C_i = max_{n,n'} l[i, n] - l[i, n'] (000, Sec. 3.1): the per-arm reward range.
+
+        The Gumbel offset (log f_0(i) + eps_i) / N shifts a whole row, so it leaves C_i unchanged.
+        """
+        out = np.array([row.max() - row.min() for row in self._reward_rows])
+        out.setflags(write=False)
+        return out
 
     @cached_property
     def log_normaliser(self) -> float:
@@ -114,20 +129,9 @@ class DiscreteFactorTarget(ExactPmf):
         out.setflags(write=False)
         return out
 
-    @cached_property
-    def log_unnormalised(self) -> np.ndarray:
-        """log p~(i) = log f_0(i) + sum_n log f_n(i), each row summed exactly (fsum)."""
-        return _exact_log_unnormalised(self.log_factors, self.log_f0)
-
-    @cached_property
-    def reward_range(self) -> np.ndarray:
-        """C_i = max_{n,n'} l[i, n] - l[i, n'] (000, Sec. 3.1): the per-arm reward range.
-
-        The Gumbel offset (log f_0(i) + eps_i) / N shifts a whole row, so it leaves C_i unchanged.
-        """
-        out = self.log_factors.max(axis=1) - self.log_factors.min(axis=1)
-        out.setflags(write=False)
-        return out
+    @property
+    def _reward_rows(self) -> np.ndarray:
+        return self.log_factors
 
 
 def default_pmf(D: int, spread: float = 4.5) -> np.ndarray:
@@ -232,15 +236,9 @@ class RaggedFactorTarget(ExactPmf):
         """The largest population; the total work of an exact draw is ``sizes.sum()``."""
         return int(self.sizes.max())
 
-    @cached_property
-    def log_unnormalised(self) -> np.ndarray:
-        return _exact_log_unnormalised(self.rows, self.log_f0)
-
-    @cached_property
-    def reward_range(self) -> np.ndarray:
-        out = np.array([r.max() - r.min() for r in self.rows])
-        out.setflags(write=False)
-        return out
+    @property
+    def _reward_rows(self) -> tuple[np.ndarray, ...]:
+        return self.rows
 
 
 def ragged_rewards(

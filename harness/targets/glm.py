@@ -46,7 +46,7 @@ from scipy import optimize, special
 from harness.spec import Param, finite_number
 from harness.targets.box_density import QuadratureTruth
 from harness.targets.glm_bound_check import check_bounds
-from harness.targets.glm_data import GLMData, categorical
+from harness.targets.glm_data import DesignShape, GLMData, categorical
 from harness.targets.glm_kernels import (
     EPS,
     LOGISTIC,
@@ -92,7 +92,7 @@ class MapCost:
 
 
 @dataclass(frozen=True, eq=False)
-class GLMTarget:
+class GLMTarget(DesignShape):
     """p(theta | X, t) for a GLM with per-datum bounds (module docstring); build it with
     :func:`glm_posterior`. theta is flat, length D = K * P (K = classes for softmax, else 1).
 
@@ -125,14 +125,6 @@ class GLMTarget:
     def code(self) -> int:
         """The model code the kernels take (LOGISTIC, SOFTMAX, ROBUST)."""
         return MODEL_CODES[self.model]
-
-    @property
-    def N(self) -> int:
-        return int(self.X.shape[0])
-
-    @property
-    def P(self) -> int:
-        return int(self.X.shape[1])
 
     @property
     def D(self) -> int:

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import special
@@ -60,8 +61,20 @@ ROBUST_NU = 4.0
 SKLEARN_EXTRA = "sampler-harness[data]"
 
 
+class DesignShape:
+    """N (data points) and P (features) of a design matrix ``X`` of shape (N, P)."""
+
+    @property
+    def N(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def P(self) -> int:
+        return int(self.X.shape[1])
+
+
 @dataclass(frozen=True, eq=False)
-class GLMData:
+class GLMData(DesignShape):
     """A design matrix and its labels (logistic: 0/1; softmax: 0..classes-1) or real targets
     (robust), with where they came from. ``theta_true`` is the parameter the synthetic labels
     were drawn at (None for real data)."""
@@ -74,10 +87,6 @@ class GLMData:
     classes: int | None = None
     nu: float = ROBUST_NU
     theta_true: np.ndarray | None = None
-
-    @property
-    def N(self) -> int:
-        return int(self.X.shape[0])
 
 
 def _sizes(N: int, P: int, seed: int) -> tuple[int, int, int]:
@@ -99,6 +108,34 @@ def _features(
     return Z * feature_sd, f"-sd{feature_sd:g}"
 
 
+class _PriorDraw(NamedTuple):
+    N: int
+    P: int
+    seed: int
+    rng: np.random.Generator
+    X: np.ndarray
+    suffix: str
+    theta: np.ndarray
+
+
+def _prior_draw(
+    N: int, P: int, seed: int, feature_sd: float | None, prior_sd: float, K: int = 1
+) -> _PriorDraw:
+    """The start every synthetic data set shares, from one Generator: the features, then
+    theta ~ N(0, prior_sd^2 I) of length K * P."""
+    N, P, seed = _sizes(N, P, seed)
+    rng = np.random.default_rng(seed)
+    X, suffix = _features(rng, N, P, feature_sd)
+    return _PriorDraw(N, P, seed, rng, X, suffix, prior_sd * rng.standard_normal(K * P))
+
+
+def _synthetic(d: _PriorDraw, t: np.ndarray, model: str, sizes: str = "", **rest: Any) -> GLMData:
+    """The data set of labels ``t`` drawn at ``d.theta``; ``sizes`` stands after N in its name."""
+    name = f"{model}-synth-N{d.N}{sizes}-P{d.P}{d.suffix}"
+    source = f"synthetic: prior predictive, seed {d.seed}"
+    return GLMData(d.X, t, model, source, name, theta_true=d.theta, **rest)
+
+
 def synthetic_logistic(
     N: int = LOGISTIC_N,
     P: int = LOGISTIC_P,
@@ -109,19 +146,9 @@ def synthetic_logistic(
     """Logistic-regression data from the prior predictive: X_np ~ N(0, 1/P) (or N(0,
     feature_sd^2), :func:`_features`), theta ~ N(0, prior_sd^2 I), t_n ~
     Bernoulli(sigmoid(x_n . theta)) (stand-in for MNIST 7 vs 9)."""
-    N, P, seed = _sizes(N, P, seed)
-    rng = np.random.default_rng(seed)
-    X, suffix = _features(rng, N, P, feature_sd)
-    theta = prior_sd * rng.standard_normal(P)
-    t = (rng.random(N) < special.expit(X @ theta)).astype(np.float64)
-    return GLMData(
-        X,
-        t,
-        "logistic",
-        f"synthetic: prior predictive, seed {seed}",
-        f"logistic-synth-N{N}-P{P}{suffix}",
-        theta_true=theta,
-    )
+    d = _prior_draw(N, P, seed, feature_sd, prior_sd)
+    t = (d.rng.random(d.N) < special.expit(d.X @ d.theta)).astype(np.float64)
+    return _synthetic(d, t, "logistic")
 
 
 def synthetic_softmax(
@@ -135,21 +162,10 @@ def synthetic_softmax(
     """Softmax data from the prior predictive: X_np ~ N(0, 1/P) (or N(0, feature_sd^2)),
     Theta (classes x P) ~ N(0, prior_sd^2 I), t_n ~ Categorical(softmax(Theta x_n)) by
     inversion of one uniform (stand-in for 3-class CIFAR-10)."""
-    N, P, seed = _sizes(N, P, seed)
     classes = Param("classes", 3, int, low=2).check(classes)
-    rng = np.random.default_rng(seed)
-    X, suffix = _features(rng, N, P, feature_sd)
-    theta = prior_sd * rng.standard_normal(classes * P)
-    t = categorical(special.softmax(X @ theta.reshape(classes, P).T, axis=1), rng)
-    return GLMData(
-        X,
-        t,
-        "softmax",
-        f"synthetic: prior predictive, seed {seed}",
-        f"softmax-synth-N{N}-K{classes}-P{P}{suffix}",
-        classes=classes,
-        theta_true=theta,
-    )
+    d = _prior_draw(N, P, seed, feature_sd, prior_sd, classes)
+    t = categorical(special.softmax(d.X @ d.theta.reshape(classes, d.P).T, axis=1), d.rng)
+    return _synthetic(d, t, "softmax", f"-K{classes}", classes=classes)
 
 
 def synthetic_robust(
@@ -163,20 +179,9 @@ def synthetic_robust(
     """Robust-regression data from the prior predictive: X_np ~ N(0, 1/P) (or N(0,
     feature_sd^2)), theta ~ N(0, prior_sd^2 I), t_n = x_n . theta + Student-t(nu) noise
     (stand-in for OPV; N = 1e5 at the quick level, :data:`ROBUST_N_FULL` at the full level)."""
-    N, P, seed = _sizes(N, P, seed)
-    rng = np.random.default_rng(seed)
-    X, suffix = _features(rng, N, P, feature_sd)
-    theta = prior_sd * rng.standard_normal(P)
-    t = X @ theta + rng.standard_t(nu, size=N)
-    return GLMData(
-        X,
-        t,
-        "robust",
-        f"synthetic: prior predictive, seed {seed}",
-        f"robust-synth-N{N}-P{P}{suffix}",
-        nu=nu,
-        theta_true=theta,
-    )
+    d = _prior_draw(N, P, seed, feature_sd, prior_sd)
+    t = d.X @ d.theta + d.rng.standard_t(nu, size=d.N)
+    return _synthetic(d, t, "robust", nu=nu)
 
 
 def categorical(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -27,7 +27,8 @@ from typing import ClassVar
 import numpy as np
 from numba.extending import register_jitable
 
-from harness.targets.discrete import ExactPmf, _exact_log_unnormalised, _finite_matrix
+from harness.targets.discrete import ExactPmf, _finite_matrix
+from harness.targets.glm_data import DesignShape
 from harness.targets.glm_kernels import _log_sigmoid
 
 KIND = "discrete-likelihood"
@@ -54,7 +55,7 @@ def log_term(model, X, y, theta, nu, scale, i, n) -> float:
 
 
 @dataclass(frozen=True, eq=False)
-class LikelihoodTarget(ExactPmf):
+class LikelihoodTarget(ExactPmf, DesignShape):
     """p(i) ∝ f_0(i) prod_n p(y_n | x_n, theta_i), i in {0, ..., D-1} (000, Eq. 1).
 
     ``X`` (N, P) and ``y`` (N,) are the data, ``theta`` (D, P) the candidate parameters,
@@ -108,14 +109,6 @@ class LikelihoodTarget(ExactPmf):
         return int(self.theta.shape[0])
 
     @property
-    def N(self) -> int:
-        return int(self.X.shape[0])
-
-    @property
-    def P(self) -> int:
-        return int(self.X.shape[1])
-
-    @property
     def model_code(self) -> int:
         return MODELS[self.model]
 
@@ -147,21 +140,10 @@ class LikelihoodTarget(ExactPmf):
         return out
 
     @cached_property
-    def _all_terms(self) -> np.ndarray:
+    def _reward_rows(self) -> np.ndarray:
+        """Every term l[i, n], computed once (a race with the EBS bound needs the reward range
+        before it reads any reward)."""
         out = self.terms(range(self.D), np.arange(self.N))
-        out.setflags(write=False)
-        return out
-
-    @cached_property
-    def log_unnormalised(self) -> np.ndarray:
-        """log p~(i) = log f_0(i) + sum_n log f_n(i), each row of terms summed exactly (fsum)."""
-        return _exact_log_unnormalised(self._all_terms, self.log_f0)
-
-    @cached_property
-    def reward_range(self) -> np.ndarray:
-        """C_i = max_n l[i, n] - min_n l[i, n] (000, Sec. 3.1), from one pass at construction
-        (a race with the EBS bound needs it before it reads any reward)."""
-        out = self._all_terms.max(axis=1) - self._all_terms.min(axis=1)
         out.setflags(write=False)
         return out
 
