@@ -20,10 +20,12 @@ $(STAMP): pyproject.toml
 # crash is never hidden). Same code and settings resume the previous run; otherwise it is moved
 # aside, never deleted. Timings from an earlier `make bench` (asv results, pytest-benchmark
 # JSON) join the report when they exist; without them the report says what is missing.
-ASV_INPUT = $(if $(wildcard .asv/results/*/machine.json),.asv/results)
+# GPU machines' asv results (bench/gpu.sh) merge with this machine's in the report.
+ASV_INPUT = $(if $(wildcard .asv/results/*/machine.json),.asv/results) \
+  $(wildcard bench/results/*/asv)
 BENCH_INPUT = $(wildcard $(BENCH_JSON)) $(wildcard $(LIMITS_JSON))
 # GPU numbers recorded on a machine with a device (bench/gpu.sh; committed under bench/results).
-HARDWARE_INPUT = $(wildcard bench/results/*/hardware.json bench/results/*/bandwidth.json)
+HARDWARE_INPUT = $(wildcard bench/results/*/hardware*.json bench/results/*/bandwidth.json)
 SCHEDULER ?= process
 run: $(STAMP)
 	$(BIN)/harness verify --impl all --out $(RUN_DIR) --move-stale --scheduler $(SCHEDULER); \

@@ -36,8 +36,16 @@ def mcmc_target(N: int) -> Any:
 
 def chain_call(spec: Any, impl: str, target: Any, step: float | None = None) -> Any:
     """``call(n, seed)``: an n-step chain of ``spec``'s ``impl`` from the MAP; ``step``
-    defaults to STEP_SCALE / sqrt(N)."""
+    defaults to STEP_SCALE / sqrt(N). The ``cuda`` key's rwmh gets its data uploaded once,
+    here, as the exact GPU draws do (a chain that keeps its data on the device)."""
     step = STEP_SCALE / math.sqrt(target.N) if step is None else step
+    if impl == "cuda" and spec.name == "rwmh":
+        from implementations.firefly import cuda
+
+        data = cuda.resident(target)
+        return lambda n, seed: cuda.rwmh_resident(
+            data, target, n, np.random.default_rng(seed), step=step
+        )
     return lambda n, seed: sample(spec, impl, target, n, np.random.default_rng(seed), step=step)
 
 
@@ -69,6 +77,7 @@ def mcmc_rows(
                 "flymc_queries_per_step": fly_queries,
                 "query_saving": N / fly_queries,
                 "flymc_beats_gpu": None if gpu_s is None else bool(fly_s < gpu_s),
+                "gpu_data_resident": True,
             }
         )
     return rows

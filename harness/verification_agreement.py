@@ -77,15 +77,7 @@ def agreement(
         detail = f"differ ({how} expected): {', '.join(mismatches)}{law_text}"
     else:
         detail = f"values, extras, evals and Generator state agree {how}"
-    return GateResult(
-        gate="agreement",
-        statistic=float(len(mismatches)),
-        p_value=None,
-        alpha=alpha,
-        passed=not mismatches,
-        n=n,
-        detectable=0.0,
-        detectable_measure="any difference",
-        multiple_testing=False,
-        detail=detail,
+    count = float(len(mismatches))
+    return GateResult.of_bound(
+        "agreement", count, not mismatches, n, 0.0, "any difference", alpha, detail=detail
     )

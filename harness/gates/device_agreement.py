@@ -91,16 +91,14 @@ def device_agreement(
         if near
         else "; no draw differs"
     ) + parted
-    return GateResult(
-        gate="device-agreement",
-        statistic=float(len(problems)),
-        p_value=None,
-        alpha=alpha,
-        passed=not problems,
-        n=n,
-        detectable=0.0,
-        detectable_measure="any difference beyond the summation-order tolerance",
-        multiple_testing=False,
+    return GateResult.of_bound(
+        "device-agreement",
+        float(len(problems)),
+        not problems,
+        n,
+        0.0,
+        "any difference beyond the summation-order tolerance",
+        alpha,
         detail=("agree: evals, Generator state, draws" if not problems else "; ".join(problems))
         + ties,
     )

@@ -103,7 +103,18 @@ def rwmh(
 ) -> Chain:
     """fast.rwmh with each log posterior on the device. Extras: ``draw_evals``,
     ``accepted``, and per step ``margin`` and ``tolerance`` (module docstring)."""
-    data = resident(target)
+    return rwmh_resident(resident(target), target, n_steps, rng, x0, step)
+
+
+def rwmh_resident(
+    data: Resident,
+    target: Any,
+    n_steps: int,
+    rng: np.random.Generator,
+    x0: Any = None,
+    step: float = 0.3,
+) -> Chain:
+    """:func:`rwmh` on ``target``'s data already on the device (``resident(target)``)."""
     N, D = target.N, target.D
     cur = start(target, x0)
     here = None

@@ -30,7 +30,13 @@ from harness.targets.glm_kernels import (
     log_lik_total,
     log_prior_value,
 )
-from implementations.firefly.reference import MAX_SHRINKS, NO_CANDIDATE, THETA_STEPS, start
+from implementations.firefly.reference import (
+    MAX_SHRINKS,
+    NO_CANDIDATE,
+    THETA_STEPS,
+    bind_theta_step,
+    start,
+)
 from implementations.shared.fast import log_or_minus_inf
 
 MH, MALA, SLICE = 0, 1, 2
@@ -385,25 +391,5 @@ def regular(target, n_steps, rng, x0=None, theta_step="mh", step=0.1):
     return Chain(values, int(total), {"draw_evals": per_step, "accepted": accepted})
 
 
-def flymc_mh(target, n_steps, rng, x0=None, **params):
-    return flymc(target, n_steps, rng, x0, "mh", **params)
-
-
-def flymc_mala(target, n_steps, rng, x0=None, **params):
-    return flymc(target, n_steps, rng, x0, "mala", **params)
-
-
-def flymc_slice(target, n_steps, rng, x0=None, **params):
-    return flymc(target, n_steps, rng, x0, "slice", **params)
-
-
-def rwmh(target, n_steps, rng, x0=None, **params):
-    return regular(target, n_steps, rng, x0, "mh", **params)
-
-
-def mala(target, n_steps, rng, x0=None, **params):
-    return regular(target, n_steps, rng, x0, "mala", **params)
-
-
-def slice_sampler(target, n_steps, rng, x0=None, **params):
-    return regular(target, n_steps, rng, x0, "slice", **params)
+flymc_mh, flymc_mala, flymc_slice = (bind_theta_step(flymc, s, "flymc") for s in THETA_STEPS)
+rwmh, mala, slice_sampler = (bind_theta_step(regular, s, "regular") for s in THETA_STEPS)

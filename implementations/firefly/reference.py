@@ -34,7 +34,7 @@ coordinates 0..D-1), so ``fast.py`` repeats it to the last bit.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -447,23 +447,17 @@ def regular(
     return Chain(values, queries.total, {"draw_evals": per_step, "accepted": accepted})
 
 
-def _flymc_with(theta_step: str):
-    def run(target: Any, n_steps: int, rng: np.random.Generator, x0: Any = None, **params: Any):
-        return flymc(target, n_steps, rng, x0, theta_step, **params)
+def bind_theta_step(chain: Callable[..., Chain], theta_step: str, name: str) -> Callable:
+    """``chain`` (:func:`flymc` or :func:`regular`, or their compiled twins) with its theta step
+    fixed: the spec's ``run_chain(target, n_steps, rng, x0=None, **params)`` entry."""
 
-    run.__name__ = f"flymc_{theta_step}"
-    run.__doc__ = f"FlyMC with the {theta_step} theta step (:func:`flymc`)."
+    def run(target: Any, n_steps: int, rng: np.random.Generator, x0: Any = None, **params: Any):
+        return chain(target, n_steps, rng, x0, theta_step, **params)
+
+    run.__name__ = f"{name}_{theta_step}"
+    run.__doc__ = f"{name} with the {theta_step} theta step (:func:`{chain.__name__}`)."
     return run
 
 
-def _regular_with(theta_step: str):
-    def run(target: Any, n_steps: int, rng: np.random.Generator, x0: Any = None, **params: Any):
-        return regular(target, n_steps, rng, x0, theta_step, **params)
-
-    run.__name__ = f"regular_{theta_step}"
-    run.__doc__ = f"Regular MCMC with the {theta_step} step (:func:`regular`)."
-    return run
-
-
-flymc_mh, flymc_mala, flymc_slice = (_flymc_with(s) for s in THETA_STEPS)
-rwmh, mala, slice_sampler = (_regular_with(s) for s in THETA_STEPS)
+flymc_mh, flymc_mala, flymc_slice = (bind_theta_step(flymc, s, "flymc") for s in THETA_STEPS)
+rwmh, mala, slice_sampler = (bind_theta_step(regular, s, "regular") for s in THETA_STEPS)

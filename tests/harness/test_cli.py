@@ -23,7 +23,7 @@ def test_list_table_and_json():
     assert {"gumbel-max", "cdf-inversion", "truncated-gumbel", "top-down"} <= names
     assert all(a["implementations"][:2] == ["reference", "numba"] for a in data["algorithms"])
     cuda = {a["name"] for a in data["algorithms"] if "cuda" in a["implementations"]}
-    assert cuda == {"gumbel-max", "cdf-inversion"}
+    assert cuda == {"gumbel-max", "cdf-inversion", "rwmh"}
     # The test session runs numba-cuda's simulator, which `--impl all` does not count.
     assert data["this_machine"]["runnable"] == ["reference", "numba"]
     assert "this machine runs: reference, numba" in out.stdout

@@ -42,9 +42,11 @@ def test_a_machine_without_a_device_gets_cpu_numbers_and_the_reason(tmp_path):
 
 def test_the_recorded_gpu_run_renders_a_panel_with_its_limit():
     files = [load_hardware(p) for p in sorted(RECORDED.glob("*.json")) if is_hardware(p)]
-    assert len(files) == 2
+    assert len(files) == 3  # bandwidth, the draw cells, the MCMC steps
     section = hardware_section(files)
     assert section["gpu"] and len(section["figures"]) == 1
+    titles = [t["title"] for t in section["tables"]]
+    assert len(titles) == 2 and any("MH step" in t and "nvidia-h200" in t for t in titles), titles
     assert "<svg" in section["figures"][0]["svg"]
     (band,) = section["bandwidth"]
     assert band["passed"] and "H200" in band["text"]

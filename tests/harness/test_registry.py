@@ -14,7 +14,11 @@ def test_builtin_families_are_collected_from_explicit_tables():
     for spec in reg:
         assert {"reference", "numba"} <= set(spec.implementations) <= set(IMPLEMENTATION_NAMES)
         assert spec.paper and spec.family
-    assert {s.name for s in reg if "cuda" in s.implementations} == {"gumbel-max", "cdf-inversion"}
+    assert {s.name for s in reg if "cuda" in s.implementations} == {
+        "gumbel-max",
+        "cdf-inversion",
+        "rwmh",
+    }
 
 
 def test_unknown_algorithm_names_the_registered_ones():
