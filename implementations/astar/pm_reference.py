@@ -69,9 +69,23 @@ class Settings(NamedTuple):
     step: float = 0.1
 
 
+class PMSearch(NamedTuple):
+    """One PM-A* draw: :class:`~implementations.astar.reference.Search`'s first four fields,
+    the regions expanded, whether the exact stop was reached, and the best Gumbel value after
+    each of the first ``horizon`` expansions."""
+
+    value: np.ndarray
+    gumbel: float
+    liks: int
+    bounds: int
+    expanded: int
+    exact: bool
+    trace: np.ndarray
+
+
 def pm_search_one(
     target, rng: np.random.Generator, settings: Settings, log: SearchLog | None = None
-) -> tuple[np.ndarray, float, int, int, int, bool, np.ndarray]:
+) -> PMSearch:
     """One draw by A* sampling with probability matching (004, Alg. 1) or without a bound
     (004, Alg. 3): the sample, its Gumbel value, the likelihood and bound evaluations, the
     regions expanded, whether the exact stop was reached, and the best Gumbel value after each
@@ -217,7 +231,7 @@ def pm_search_one(
         if alive[k]:
             log.left(r_lo, r_hi, r_g, None, BELOW)
     log.end(best_g)
-    return best, best_g, lik, bnd, expanded, exact, trace
+    return PMSearch(best, best_g, lik, bnd, expanded, exact, trace)
 
 
 def pm_search(

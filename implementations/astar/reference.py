@@ -21,12 +21,25 @@ import heapq
 import itertools
 import math
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from harness.spec import Draws
 from implementations.astar.audit import BELOW, MAX, MAX_AT, SearchLog, split
 from implementations.shared.reference import gumbel_below, poisson_count
+
+
+class Search(NamedTuple):
+    """One exact draw by a search: the state, its Gumbel (the best lower bound, 001 Sec. 3),
+    likelihood and bound evaluations, and what the search leaves for the next draw (A*'s tree,
+    OS*'s pieces; None where nothing is kept)."""
+
+    value: np.ndarray
+    gumbel: float
+    liks: int
+    bounds: int
+    kept: Any = None
 
 
 def _node(target, lo, hi, upper: float, rng: np.random.Generator) -> tuple[float, np.ndarray]:
@@ -76,7 +89,7 @@ def astar_one(
     extra_draws: float = 0.0,
     root: Box | None = None,
     log: SearchLog | None = None,
-) -> tuple[np.ndarray, float, int, int, Box]:
+) -> Search:
     """One exact draw by A* sampling (001, Alg. 2): the sample X*, its Gumbel value LB (a
     Gumbel(log Z) draw), the likelihood and bound evaluations spent, and the bound partition the
     search leaves behind (``root``, refined by its splits).
@@ -179,7 +192,7 @@ def astar_one(
     for _, _, g, x, box in sorted(queue, key=lambda node: node[1]):
         log.left(box.lo, box.hi, g, x, MAX if x is None else MAX_AT)
     log.end(lower)
-    return best, lower, lik, bnd, root
+    return Search(best, lower, lik, bnd, root)
 
 
 def astar(
@@ -215,9 +228,7 @@ def astar_logged(
     return pack_search(target, values, gumbels, liks, bnds, log)
 
 
-def drill_down_one(
-    target, rng: np.random.Generator, log: SearchLog
-) -> tuple[np.ndarray, float, int, int]:
+def drill_down_one(target, rng: np.random.Generator, log: SearchLog) -> Search:
     """One exact draw by A* for a unimodal o in 1-D, without a queue (001, Sec. 4, "drill
     down"; notes-astar.md Sec. 4).
 
@@ -255,7 +266,7 @@ def drill_down_one(
         if lower < lb:
             lower, best = lb, x
     log.end(lower)
-    return best, lower, lik, bnd
+    return Search(best, lower, lik, bnd)
 
 
 def pack_search(target, values, gumbels, liks, bnds, log: SearchLog | None = None) -> Draws:
@@ -277,7 +288,7 @@ def drill_down(
     values = np.empty((n, target.d))
     gumbels, liks, bnds = np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64)
     for k in range(n):
-        values[k], gumbels[k], liks[k], bnds[k] = drill_down_one(target, rng, log)
+        values[k], gumbels[k], liks[k], bnds[k], _ = drill_down_one(target, rng, log)
     return pack_search(target, values, gumbels, liks, bnds, log)
 
 
@@ -307,7 +318,7 @@ def os_star_one(
     refine_prob: float = 1.0,
     pieces: list | None = None,
     log: SearchLog | None = None,
-) -> tuple[np.ndarray, float, int, int, list]:
+) -> Search:
     """One exact draw by piecewise-constant OS* (001, Sec. 5; notes-astar.md Sec. 7), and the
     pieces it leaves behind.
 
@@ -341,7 +352,7 @@ def os_star_one(
         log.point(o, m)
         if math.log(1.0 - rng.random()) < o - m:
             log.end(-math.log(time))
-            return x, -math.log(time), lik, bnd, pieces
+            return Search(x, -math.log(time), lik, bnd, pieces)
         if refine_prob < 1.0 and rng.random() >= refine_prob:
             continue  # propose again from the same pieces
         if strategy != 1:  # the first piece of largest mass (ties: the earlier piece)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+from numpy.random import Generator
 
 from harness.spec import Chain
 from harness.targets.glm_kernels import log_prior_value
@@ -98,21 +99,14 @@ def log_posterior(data: Resident, theta: np.ndarray) -> Evaluation:
     return Evaluation(prior + float(np.sum(sums[0])), abs(prior) + float(np.sum(sums[1])))
 
 
-def rwmh(
-    target: Any, n_steps: int, rng: np.random.Generator, x0: Any = None, step: float = 0.3
-) -> Chain:
+def rwmh(target: Any, n_steps: int, rng: Generator, x0: Any = None, step: float = 0.3) -> Chain:
     """fast.rwmh with each log posterior on the device. Extras: ``draw_evals``,
     ``accepted``, and per step ``margin`` and ``tolerance`` (module docstring)."""
     return rwmh_resident(resident(target), target, n_steps, rng, x0, step)
 
 
 def rwmh_resident(
-    data: Resident,
-    target: Any,
-    n_steps: int,
-    rng: np.random.Generator,
-    x0: Any = None,
-    step: float = 0.3,
+    data: Resident, target: Any, n_steps: int, rng: Generator, x0: Any = None, step: float = 0.3
 ) -> Chain:
     """:func:`rwmh` on ``target``'s data already on the device (``resident(target)``)."""
     N, D = target.N, target.D

@@ -329,12 +329,24 @@ def chain_kernel(
     return values, per_step, bright, accepted, bright_steps, darkenings, q[0]
 
 
-def _data(target):
-    return (target.code, target.X, target.t, float(target.nu), target.bq, target.bl, target.bc)
-
-
-def _bounds(target):
-    return (target.quad, target.lin, float(target.const), float(target.prior_sd))
+def _chain(target, n_steps, rng, x0, flymc, theta_step, step, z=("implicit", 0.5, 0.1, False)):
+    """chain_kernel on ``target`` from ``x0``; ``z``: (z_update, q_db, resample_fraction,
+    theta_fixed), read only by FlyMC."""
+    z_update, q_db, fraction, theta_fixed = z
+    return chain_kernel(
+        (target.code, target.X, target.t, float(target.nu), target.bq, target.bl, target.bc),
+        (target.quad, target.lin, float(target.const), float(target.prior_sd)),
+        start(target, x0),
+        n_steps,
+        rng,
+        flymc,
+        THETA_STEPS.index(theta_step),
+        float(step),
+        z_update == "implicit",
+        float(q_db),
+        float(fraction),
+        bool(theta_fixed),
+    )
 
 
 def flymc(
@@ -350,20 +362,9 @@ def flymc(
     theta_fixed=False,
 ):
     """reference.flymc, compiled."""
-    theta0 = start(target, x0)
-    values, per_step, bright, accepted, bright_steps, darkenings, total = chain_kernel(
-        _data(target),
-        _bounds(target),
-        theta0,
-        n_steps,
-        rng,
-        True,
-        THETA_STEPS.index(theta_step),
-        float(step),
-        z_update == "implicit",
-        float(q_db),
-        float(resample_fraction),
-        bool(theta_fixed),
+    z = (z_update, q_db, resample_fraction, theta_fixed)
+    values, per_step, bright, accepted, bright_steps, darkenings, total = _chain(
+        target, n_steps, rng, x0, True, theta_step, step, z
     )
     extras = {"draw_evals": per_step, "bright": bright, "accepted": accepted}
     if theta_fixed:
@@ -373,20 +374,8 @@ def flymc(
 
 def regular(target, n_steps, rng, x0=None, theta_step="mh", step=0.1):
     """reference.regular, compiled."""
-    theta0 = start(target, x0)
-    values, per_step, _, accepted, _, _, total = chain_kernel(
-        _data(target),
-        _bounds(target),
-        theta0,
-        n_steps,
-        rng,
-        False,
-        THETA_STEPS.index(theta_step),
-        float(step),
-        True,
-        0.5,
-        0.1,
-        False,
+    values, per_step, _, accepted, _, _, total = _chain(
+        target, n_steps, rng, x0, False, theta_step, step
     )
     return Chain(values, int(total), {"draw_evals": per_step, "accepted": accepted})
 
