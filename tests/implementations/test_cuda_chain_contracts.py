@@ -11,6 +11,7 @@ from harness.gates.device_agreement import device_agreement
 from harness.registry import build_registry
 from harness.spec import sample
 from harness.targets.glm import glm_posterior
+from tests.implementations.test_cuda_contracts import outputs
 
 CHAIN_SPECS = [s for s in build_registry() if "cuda" in s.implementations and s.entry != "draw"]
 STEPS = 12
@@ -31,20 +32,11 @@ def _targets():
 TARGETS = list(_targets())
 
 
-def _outputs(chain, rng):
-    return {
-        "values": chain.values,
-        "extras": chain.extras,
-        "evals": chain.evals,
-        "rng_state": str(rng.bit_generator.state),
-    }
-
-
 def _pair(spec, target, step, steps=STEPS, seed=8):
     ra, rb = np.random.default_rng(seed), np.random.default_rng(seed)
     fast = sample(spec, "numba", target, steps, ra, step=step)
     dev = sample(spec, "cuda", target, steps, rb, step=step)
-    return fast, _outputs(fast, ra), dev, _outputs(dev, rb)
+    return fast, outputs(fast, ra), dev, outputs(dev, rb)
 
 
 def test_an_mcmc_spec_has_a_cuda_key():

@@ -45,7 +45,8 @@ CASES = [
 ]
 
 
-def _outputs(draws, rng):
+def outputs(draws, rng):
+    """One run's outputs as the agreement gates take them (draws or a chain)."""
     return {
         "values": draws.values,
         "extras": draws.extras,
@@ -76,7 +77,7 @@ def test_cuda_sees_numba_noise_and_agrees(spec, target):
     assert dev.values.shape == (n,) and dev.values.dtype == np.int64
     assert set(dev.extras) >= {"margin", "tolerance"} | set(fast.extras)
     assert np.all(dev.extras["tolerance"] > 0) and np.all(dev.extras["tolerance"] < 1e-6)
-    verdict = device_agreement(_outputs(fast, ra), _outputs(dev, rb), 0.01)
+    verdict = device_agreement(outputs(fast, ra), outputs(dev, rb), 0.01)
     assert verdict.passed, verdict.detail
 
 
@@ -108,8 +109,8 @@ def _device_run(n=6):
     spec = build_registry().get("gumbel-max")
     _, target = next(_targets())
     ra, rb = np.random.default_rng(5), np.random.default_rng(5)
-    fast = _outputs(sample(spec, "numba", target, n, ra), ra)
-    dev = _outputs(sample(spec, "cuda", target, n, rb), rb)
+    fast = outputs(sample(spec, "numba", target, n, ra), ra)
+    dev = outputs(sample(spec, "cuda", target, n, rb), rb)
     return fast, dev
 
 
