@@ -472,8 +472,10 @@ def _add_speed_studies(spd: argparse.ArgumentParser) -> None:
         help="instead: time per draw of racing-normal (Numba, 1 core; all cores as a bound), "
         "exact gumbel-max (Numba, all cores) and exact gumbel-max (cuda, data on the device) "
         "over D in {10, 100, 1000} x N in {1e4, 1e5, 1e6}, on precomputed and computed "
-        "(logistic) rewards, and the saving racing needs to tie the GPU; the cuda column is "
-        "empty on a machine without a device (`harness report FILE` shows the panel)",
+        "(logistic) rewards, and the saving racing needs to tie the GPU; then time per MH "
+        "step of rwmh (1 core, and cuda) and flymc-mh (1 core) at N in {1e4, 1e5, 1e6}; the "
+        "cuda columns are empty on a machine without a device (`harness report FILE` shows "
+        "the panel)",
     )
     spd.add_argument(
         "--bandwidth",
@@ -485,8 +487,8 @@ def _add_speed_studies(spd: argparse.ArgumentParser) -> None:
         "--budget",
         type=float,
         default=300.0,
-        help="--hardware: seconds after which the remaining cells are listed, not measured "
-        "(default: %(default)s)",
+        help="--hardware: seconds after which the remaining draw cells are listed, not "
+        "measured; the MCMC rows always run (default: %(default)s)",
     )
     spd.add_argument(
         "--m",
