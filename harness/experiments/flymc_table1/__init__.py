@@ -27,6 +27,7 @@ from harness.experiments.declare import Config, Declared, param
 from harness.experiments.flymc_table1.study import (
     EssRow,
     ar_ess,
+    low_acceptance_table,
     run_ess_row,
     study_rows,
     study_table,
@@ -523,7 +524,7 @@ class FlymcTable1(Experiment[Table1Config]):
         return tasks
 
     def tables(self, config: Table1Config, records: Records) -> list[dict[str, Any]]:
-        return study_table(records)
+        return low_acceptance_table(records) + study_table(records)
 
     def warm(self) -> None:
         """Compile the chain kernel in this worker before anything is timed."""

@@ -225,3 +225,40 @@ def study_table(records: list[dict]) -> list[dict]:
         return []
     title = "Study: the robust row's ESS per iteration against D, conditioning, width and N"
     return [table(title, [c[0] for c in STUDY_COLUMNS], rows, STUDY_CAPTION)]
+
+
+#: Acceptance below which a chain's ESS rests on a handful of moves (issue 29, case 6).
+LOW_ACCEPTANCE = 0.01
+
+
+def low_acceptance_table(records: list[dict]) -> list[dict]:
+    """The table chains whose acceptance is below LOW_ACCEPTANCE, beside the claims: their ESS
+    estimates rest on a few moves. The claims keep the rules fixed before the run; a guard that
+    turned these into "inconclusive" would be a rule chosen after seeing the results."""
+    from harness.experiments.report_parts import cell, table
+
+    low = [
+        r for r in records if r.get("type") == "row" and r.get("accept_rate", 1.0) < LOW_ACCEPTANCE
+    ]
+    if not low:
+        return []
+    rows = [
+        [
+            cell(r["label"]),
+            cell(r["data"]),
+            cell(f"{r['accept_rate']:.4f}", "num"),
+            cell(f"{r['ess_mean_per_1000']:.3g}", "num"),
+        ]
+        for r in sorted(low, key=lambda r: (r["model"], r["data"], r["column"], r["chain"]))
+    ]
+    banner = {
+        "cls": "warn",
+        "lines": [
+            f"{len(low)} chains accept under {LOW_ACCEPTANCE:.0%} of proposals: the ESS claims "
+            "that use them are judged by their rules as stated before the run, and their ESS "
+            "here rests on a few moves."
+        ],
+    }
+    title = f"Chains with acceptance below {LOW_ACCEPTANCE:.0%}"
+    columns = ["chain", "data", "acceptance", "ESS / 1000 it (mean)"]
+    return [table(title, columns, rows, banner=banner)]

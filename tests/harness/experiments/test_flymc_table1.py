@@ -203,3 +203,24 @@ def test_the_robust_ess_study_runs_alone_and_has_its_own_table(tmp_path: Path) -
     assert all(r["ess_mean_per_1000"] > 0 and r["evals_per_iter"] > 0 for r in study)
     (table,) = FLYMC.tables(small(ess_rows=rows), study)
     assert len(table["rows"]) == 2 and "AR / bulk" in table["columns"]
+
+
+def test_chains_accepting_under_one_percent_are_listed_beside_the_claims():
+    from harness.experiments.flymc_table1.study import low_acceptance_table
+
+    def row(label, accept):
+        return {
+            "type": "row",
+            "label": label,
+            "model": "logistic",
+            "data": "synthetic-wide",
+            "column": "map",
+            "chain": 0,
+            "accept_rate": accept,
+            "ess_mean_per_1000": 3.0,
+        }
+
+    assert low_acceptance_table([row("fine", 0.2), row("at the floor", 0.01)]) == []
+    (t,) = low_acceptance_table([row("stuck", 0.004), row("fine", 0.2), {"type": "scaling"}])
+    assert [r[0]["text"] for r in t["rows"]] == ["stuck"]
+    assert t["banner"]["cls"] == "warn" and "1 chains accept under 1%" in t["banner"]["lines"][0]
