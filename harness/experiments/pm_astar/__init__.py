@@ -189,7 +189,8 @@ NOTES = (
     "A*'s bound, exact: per-point maxima (clutter), exact tangent planes (logistic). Paper "
     "(004 Sec. 5.3): SGD's estimate of the box's maximum, no bound, so A* (SGD bound) prunes and "
     "stops early; 004 tunes SGD but gives no setting. Ours: from the box's middle, cyclic "
-    "minibatches, step eta0 / sqrt(1 + t), o at the last point (pm_examples.with_sgd_bound).",
+    "minibatches, step eta0 / sqrt(1 + t), o at the last point (pm_examples.with_sgd_bound). "
+    "The SGD-bound verdicts depend on sgd_steps and sgd_batch (docs/experiments.md).",
     "PM-A* (trajectory): 4 points of a gradient ascent, step 0.5, prior-weighted (004: SGD's).",
     "Fig. 4: SYNTHETIC data of the 13 sets' (dim, n). MH: a random walk, step 0.05 / sqrt(d).",
 )
