@@ -27,12 +27,13 @@ from typing import Any
 import numpy as np
 
 from harness.devices import cuda_unavailable, simulated
-from harness.hardware_mcmc import format_mcmc, mcmc_rows
+from harness.experiments.report_parts import fmt
+from harness.hardware_mcmc import format_mcmc, mcmc_rows, microseconds
 from harness.registry import build_registry
 from harness.spec import sample
 from harness.targets.discrete import synthetic_rewards
 from harness.targets.likelihood_terms import logistic_candidates
-from harness.text_table import text_table
+from harness.text_table import record_table
 
 GRID_D = (10, 100, 1000)
 GRID_N = (10_000, 100_000, 1_000_000)
@@ -117,12 +118,10 @@ def hardware_table(
                     skipped.append({**cell, "why": f"the run's budget of {budget_s:g} s"})
                     continue
                 rows.append(_cell(race, kind, D, N, repeat, seconds, no_gpu, cores))
-    cells_s = time.perf_counter() - start
     mcmc = mcmc_rows(lambda call: per_draw(call, seconds, repeat), mcmc_Ns, no_gpu)
     return {
         "rows": rows,
         "mcmc": mcmc,
-        "cells_s": cells_s,
         "skipped": skipped,
         "cores": cores,
         "gpu": no_gpu is None and _device_name(),
@@ -214,8 +213,17 @@ def bandwidth(D: int = 1000, N: int = 100_000, draws: int = 10, repeat: int = 5)
     }
 
 
-def _us(x: float | None) -> str:
-    return "-" if x is None else f"{1e6 * x:.4g}"
+DRAW_COLUMNS = (
+    ("rewards", "l", lambda r: r["kind"]),
+    ("D", "r", lambda r: str(r["D"])),
+    ("N", "r", lambda r: f"{r['N']:.0e}"),
+    ("racing 1 core", "r", lambda r: microseconds(r["racing_1core_s"])),
+    ("racing all (bound)", "r", lambda r: microseconds(r["racing_allcores_bound_s"])),
+    ("exact CPU all", "r", lambda r: microseconds(r["exact_cpu_s"])),
+    ("exact GPU", "r", lambda r: microseconds(r["exact_gpu_s"])),
+    ("racing saving", "r", lambda r: f"{r['saving']:.3g}"),
+    ("saving to tie GPU", "r", lambda r: fmt(r["needed_saving_1core"])),
+)
 
 
 def format_hardware(result: dict[str, Any]) -> str:
@@ -223,32 +231,7 @@ def format_hardware(result: dict[str, Any]) -> str:
         f"time per draw, us (racing-normal delta = {result['delta']:g}; all cores = "
         f"{result['cores']}; GPU: {result['gpu'] or 'none, ' + str(result['no_gpu'])})"
     )
-    rows = [
-        [
-            r["kind"],
-            str(r["D"]),
-            f"{r['N']:.0e}",
-            _us(r["racing_1core_s"]),
-            _us(r["racing_allcores_bound_s"]),
-            _us(r["exact_cpu_s"]),
-            _us(r["exact_gpu_s"]),
-            f"{r['saving']:.3g}",
-            "-" if r["needed_saving_1core"] is None else f"{r['needed_saving_1core']:.3g}",
-        ]
-        for r in result["rows"]
-    ]
-    headers = [
-        "rewards",
-        "D",
-        "N",
-        "racing 1 core",
-        "racing all (bound)",
-        "exact CPU all",
-        "exact GPU",
-        "racing saving",
-        "saving to tie GPU",
-    ]
-    lines = [head, text_table(headers, rows, align="lrrrrrrrr")]
+    lines = [head, record_table(result["rows"], DRAW_COLUMNS)]
     lines += [
         f"not measured: {s['kind']} D={s['D']} N={s['N']:.0e} ({s['why']})"
         for s in result["skipped"]
@@ -261,9 +244,10 @@ def format_hardware(result: dict[str, Any]) -> str:
 def format_bandwidth(result: dict[str, Any]) -> str:
     return (
         f"{result['device']}: {result['D']} x {result['N']} stored log-factors "
-        f"({result['bytes'] / 1e9:.2f} GB): read {_us(result['read_s'])} us "
-        f"({result['read_GBps']:.0f} GB/s), whole draw {_us(result['draw_s'])} us, "
-        f"device-to-device copy {_us(result['copy_s'])} us ({result['copy_GBps']:.0f} GB/s "
-        f"read + written); draw / copy = {result['ratio_draw']:.2f} "
+        f"({result['bytes'] / 1e9:.2f} GB): read {microseconds(result['read_s'])} us "
+        f"({result['read_GBps']:.0f} GB/s), whole draw {microseconds(result['draw_s'])} us, "
+        f"device-to-device copy {microseconds(result['copy_s'])} us "
+        f"({result['copy_GBps']:.0f} GB/s read + written); "
+        f"draw / copy = {result['ratio_draw']:.2f} "
         f"(limit {result['limit']:g}), read / copy = {result['ratio_read']:.2f}"
     )

@@ -21,7 +21,7 @@ from harness.registry import build_registry
 from harness.spec import sample
 from harness.targets.glm import from_data
 from harness.targets.glm_data import synthetic_logistic
-from harness.text_table import text_table
+from harness.text_table import record_table
 
 GRID_N = (10_000, 100_000, 1_000_000)
 P = 10
@@ -83,21 +83,21 @@ def mcmc_rows(
     return rows
 
 
-def format_mcmc(rows: list[dict[str, Any]]) -> str:
-    def us(x: float | None) -> str:
-        return "-" if x is None else f"{1e6 * x:.4g}"
+def microseconds(x: float | None) -> str:
+    """Seconds as a table's microseconds cell, "-" where nothing was measured."""
+    return "-" if x is None else f"{1e6 * x:.4g}"
 
-    body = [
-        [
-            f"{r['N']:.0e}",
-            us(r["rwmh_cpu_s"]),
-            us(r["rwmh_gpu_s"]),
-            us(r["flymc_cpu_s"]),
-            f"{r['query_saving']:.3g}",
-            f"{r['rwmh_acceptance']:.2f} / {r['flymc_acceptance']:.2f}",
-        ]
-        for r in rows
-    ]
-    headers = ["N", "rwmh 1 core", "rwmh GPU", "flymc-mh 1 core", "FlyMC query saving", "accept"]
+
+MCMC_COLUMNS = (
+    ("N", "r", lambda r: f"{r['N']:.0e}"),
+    ("rwmh 1 core", "r", lambda r: microseconds(r["rwmh_cpu_s"])),
+    ("rwmh GPU", "r", lambda r: microseconds(r["rwmh_gpu_s"])),
+    ("flymc-mh 1 core", "r", lambda r: microseconds(r["flymc_cpu_s"])),
+    ("FlyMC query saving", "r", lambda r: f"{r['query_saving']:.3g}"),
+    ("accept", "r", lambda r: f"{r['rwmh_acceptance']:.2f} / {r['flymc_acceptance']:.2f}"),
+)
+
+
+def format_mcmc(rows: list[dict[str, Any]]) -> str:
     head = f"time per MH step, us (logistic, P = {P}, step {STEP_SCALE:g}/sqrt(N), MAP bounds)"
-    return "\n".join([head, text_table(headers, body, align="rrrrrr")])
+    return "\n".join([head, record_table(rows, MCMC_COLUMNS)])

@@ -17,17 +17,14 @@ import numpy as np
 
 from harness.experiments.report_parts import cell, table
 from harness.figures import inline_svg
+from harness.hardware_mcmc import microseconds
+from harness.timings import json_file
 
 KEYS = ("hardware", "bandwidth")
 
 
 def is_hardware(path: Path) -> bool:
-    if not (path.is_file() and path.suffix == ".json"):
-        return False
-    try:
-        data = json.loads(path.read_text())
-    except (ValueError, UnicodeDecodeError):
-        return False
+    data = json_file(path)
     return isinstance(data, dict) and any(k in data for k in KEYS)
 
 
@@ -44,7 +41,7 @@ def load_hardware(path: Path) -> dict[str, Any]:
 
 
 def _us(x: float | None) -> str:
-    return "no GPU numbers" if x is None else f"{1e6 * x:.4g}"
+    return "no GPU numbers" if x is None else microseconds(x)
 
 
 def saving_figure(rows: list[dict[str, Any]]) -> str:

@@ -51,12 +51,11 @@ def device_agreement(
         problems.append(f"shapes {va.shape} vs {vb.shape}")
         differ = np.zeros(0, dtype=np.int64)
     else:
-        unequal = va != vb
-        differ = np.flatnonzero(unequal.reshape(n_rows(va), -1).any(axis=1))
+        differ = np.flatnonzero((va != vb).reshape(n, -1).any(axis=1))
     parted = ""
     if chain and differ.size and margin[differ[0]] <= tol[differ[0]]:
         # The chains parted within tolerance at this step; later steps follow another path.
-        later = va.shape[0] - 1 - int(differ[0])
+        later = n - 1 - int(differ[0])
         parted = (
             f"; the chains part at step #{int(differ[0])}, within tolerance "
             f"({later} later steps not compared)"

@@ -3,6 +3,7 @@ posteriors with per-datum lower bounds (``harness.targets.glm``)."""
 
 from harness.spec import AlgorithmSpec, Check, Param
 from implementations.firefly import cuda, fast, reference
+from implementations.shared.spec import implemented
 
 #: Step sizes (MH and MALA step, slice width) that mix well on each catalog problem, measured
 #: by the best worst-coordinate bulk ESS over a grid (20000 steps, both FlyMC and regular).
@@ -112,11 +113,11 @@ def _spec(
         paper=paper,
         guarantee="mcmc",
         target_kinds=("glm-posterior",),
-        implementations={
-            "reference": getattr(reference, impl_name),
-            "numba": getattr(fast, impl_name),
-            **({"cuda": getattr(cuda, impl_name)} if device else {}),
-        },
+        implementations=implemented(
+            getattr(reference, impl_name),
+            getattr(fast, impl_name),
+            getattr(cuda, impl_name) if device else None,
+        ),
         params=(_step(theta_step), *(FLYMC_PARAMS if flymc else ())),
         entry="run_chain",
         summary=summary,

@@ -25,7 +25,7 @@ from numpy.random import Generator
 from harness.spec import Chain
 from harness.targets.glm_kernels import log_prior_value
 from implementations.firefly.reference import start
-from implementations.shared.cuda import require, tolerance
+from implementations.shared.cuda import require, split_row, tolerance
 from implementations.shared.reference import log_or_minus_inf
 
 #: Blocks to aim for on large N; a block sums at least MIN_CHUNK terms (below that the launch
@@ -42,7 +42,6 @@ class Resident(NamedTuple):
     t: Any
     nu: float
     prior_sd: float
-    N: int
     chunk: int
     chunks: int
     theta: Any
@@ -68,17 +67,13 @@ def resident(target: Any) -> Resident:
             f"target {target.name!r} has K = {target.K} classes; valid for the cuda key: "
             f"1 to {MAX_CLASSES}"
         )
-    N = target.N
-    chunks = max(1, min(TARGET_BLOCKS, -(-N // MIN_CHUNK)))
-    chunk = -(-N // chunks)
-    chunks = -(-N // chunk)
+    chunk, chunks = split_row(target.N, TARGET_BLOCKS, MIN_CHUNK)
     return Resident(
         target.code,
         cuda.to_device(np.ascontiguousarray(target.X, dtype=np.float64)),
         cuda.to_device(np.ascontiguousarray(target.t, dtype=np.float64)),
         float(target.nu),
         float(target.prior_sd),
-        N,
         chunk,
         chunks,
         cuda.device_array(target.D),

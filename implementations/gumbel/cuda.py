@@ -28,7 +28,7 @@ import numpy as np
 
 from harness.spec import Draws
 from harness.targets.likelihood_terms import KIND as LIKELIHOOD
-from implementations.shared.cuda import require, tolerance
+from implementations.shared.cuda import require, split_row, tolerance
 
 #: Blocks to aim for, so that a row split into chunks keeps every SM busy when D is small.
 TARGET_BLOCKS = 1024
@@ -55,10 +55,7 @@ def kernels() -> Kernels:
 
 def chunking(D: int, N: int, n: int) -> tuple[int, int]:
     """(chunk, chunks): a row's factors split so that D x chunks x n blocks fill the device."""
-    want = max(1, -(-TARGET_BLOCKS // max(D * n, 1)))
-    chunks = max(1, min(want, -(-N // MIN_CHUNK)))
-    chunk = -(-N // chunks)
-    return chunk, -(-N // chunk)
+    return split_row(N, max(1, -(-TARGET_BLOCKS // max(D * n, 1))), MIN_CHUNK)
 
 
 class Resident(NamedTuple):

@@ -24,6 +24,14 @@ def require() -> None:
         raise RuntimeError(f"the cuda implementation cannot run here: {reason}")
 
 
+def split_row(N: int, blocks: int, min_chunk: int) -> tuple[int, int]:
+    """(chunk, chunks): N terms in at most ``blocks`` chunks of at least ``min_chunk`` terms
+    (one chunk where N is smaller), each summed by one block; the last chunk may be shorter."""
+    chunks = max(1, min(blocks, -(-N // min_chunk)))
+    chunk = -(-N // chunks)
+    return chunk, -(-N // chunk)
+
+
 def tolerance(N: int, chunks: int, magnitude: np.ndarray | float) -> np.ndarray | float:
     """Summation-order bound on |cuda - numba| for a value whose terms have sum |l| =
     ``magnitude``: each order's error is at most (terms - 1) eps sum |l| (Higham, recursive and
