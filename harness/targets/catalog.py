@@ -157,6 +157,16 @@ def _glm(model: str, N: int, P: int, tuning: str, seed: int, classes: int = 2) -
     return target
 
 
+def _clutter(D: int, quick: int, full: int) -> Problem:
+    """The clutter posterior of 001 Sec. 6.1 in D dimensions, with its draws at each level."""
+    return Problem(
+        f"clutter-D{D}",
+        "box-density",
+        lambda: _box("clutter", D),
+        draws={"quick": quick, "full": full},
+    )
+
+
 def _trunc(phi: float, b: float) -> Callable[[], Any]:
     return lambda: TruncatedGumbelTarget(phi, b)
 
@@ -267,22 +277,12 @@ PROBLEMS: tuple[Problem, ...] = (
     # Box densities for A* (001 Sec. 6.1): the peaky unimodal target, and the bimodal clutter
     # posterior in 1-D (quadrature truth). A* reference draws cost about 2 ms there, so fewer.
     Problem("peaky-exponential-a10", "box-density", lambda: _box("peaky", 10.0)),
-    Problem(
-        "clutter-D1",
-        "box-density",
-        lambda: _box("clutter", 1),
-        draws={"quick": 4000, "full": 20000},
-    ),
+    _clutter(1, quick=4000, full=20000),
     # 004 Sec. 5.1 (Fig. 2a): N(-2, 1) + 2 N(2, 1) under the proposal N(0, 2), for PM-A*.
     Problem("pm-mixture", "box-density", lambda: _box("mixture", 0.0)),
     # The clutter posterior in 2-D: four modes' worth of refinement, a 2-D quadrature truth,
     # each marginal tested (Holm). About 45 likelihood and 75 bound evaluations a draw.
-    Problem(
-        "clutter-D2",
-        "box-density",
-        lambda: _box("clutter", 2),
-        draws={"quick": 2000, "full": 10000},
-    ),
+    _clutter(2, quick=2000, full=10000),
     # GLM posteriors for FlyMC and its baselines (002): synthetic prior-predictive data, bounds
     # tuned at theta_MAP or untuned. D = 2 has a quadrature truth (ks-marginals); D = 10 is
     # checked by simulation-based calibration on its prior (harness/gates/glm_chain.py).

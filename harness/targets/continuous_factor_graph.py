@@ -32,7 +32,15 @@ from typing import ClassVar
 
 import numpy as np
 
-from harness.targets.factor_graph import BETA, SIDE, _check_scopes, _readonly, build_adjacency
+from harness.targets.factor_graph import (
+    BETA,
+    SIDE,
+    PairwiseIndex,
+    _check_n_vars,
+    _checked_scopes,
+    _readonly,
+    build_adjacency,
+)
 
 #: Quadrature / rejection ground truth only for tiny graphs.
 MAX_QUADRATURE_VARS = 3
@@ -94,7 +102,7 @@ def factor_values(types: np.ndarray, coefs: np.ndarray, u: np.ndarray, w: np.nda
 
 
 @dataclass(frozen=True, eq=False)
-class ContinuousFactorGraphTarget:
+class ContinuousFactorGraphTarget(PairwiseIndex):
     """pi(x) ∝ exp(sum_f phi_f(x[scopes[f, 0]], x[scopes[f, 1]])) over [a, b]^n_vars."""
 
     n_vars: int
@@ -108,21 +116,8 @@ class ContinuousFactorGraphTarget:
     types: np.ndarray | None = None
     kind: ClassVar[str] = "factor-graph-continuous"
 
-    adj_indptr: np.ndarray = field(init=False, repr=False)
-    adj_factors: np.ndarray = field(init=False, repr=False)
-    adj_pos: np.ndarray = field(init=False, repr=False)
-    adj_other: np.ndarray = field(init=False, repr=False)
-    m_sum: np.ndarray = field(init=False, repr=False)
-    alias_prob: np.ndarray = field(init=False, repr=False)
-    alias_idx: np.ndarray = field(init=False, repr=False)
-    L: float = field(init=False)
-    psi: float = field(init=False)
-    delta: int = field(init=False)
-
     def __post_init__(self) -> None:
-        n = self.n_vars
-        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 2:
-            raise ValueError(f"n_vars = {n!r}; valid: an integer >= 2 (a factor needs a pair)")
+        n = _check_n_vars(self.n_vars)
         a, b = self.a, self.b
         for label, v in (("a", a), ("b", b)):
             if isinstance(v, bool) or not isinstance(v, int | float | np.number):
@@ -131,12 +126,9 @@ class ContinuousFactorGraphTarget:
                 raise ValueError(f"{label} = {v!r}; valid: a finite number")
         if not float(a) < float(b):
             raise ValueError(f"domain [a, b] = [{a!r}, {b!r}]; valid: a < b")
-        scopes = np.array(self.scopes, dtype=np.int64, order="C")
+        scopes = _checked_scopes(self.scopes, n)
         coefs = np.array(self.coefs, dtype=np.float64, order="C")
         M = np.array(self.M, dtype=np.float64, order="C")
-        if scopes.size == 0:
-            raise ValueError("scopes is empty (a graph with no factors); valid: >= 1 factor")
-        _check_scopes(scopes, int(n))
         nf = scopes.shape[0]
         if coefs.shape != (nf, 4):
             raise ValueError(f"coefs has shape {coefs.shape}; valid: {(nf, 4)} (c0, c1, c2, c3)")
@@ -154,7 +146,7 @@ class ContinuousFactorGraphTarget:
                 raise ValueError(
                     f"types[{f}] = {int(types[f])}; valid: {FACTOR_TYPES} (code: name)"
                 )
-        object.__setattr__(self, "n_vars", int(n))
+        object.__setattr__(self, "n_vars", n)
         object.__setattr__(self, "a", float(a))
         object.__setattr__(self, "b", float(b))
         self._check_bounds(coefs, M, types)

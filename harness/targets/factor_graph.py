@@ -32,7 +32,17 @@ def _readonly(arr: np.ndarray) -> np.ndarray:
     return arr
 
 
-def _check_scopes(scopes: np.ndarray, n: int) -> None:
+def _check_n_vars(n: object) -> int:
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 2:
+        raise ValueError(f"n_vars = {n!r}; valid: an integer >= 2 (a factor needs a pair)")
+    return int(n)
+
+
+def _checked_scopes(scopes: object, n: int) -> np.ndarray:
+    """``scopes`` as a C-ordered int64 array of distinct variable pairs among 0..n-1."""
+    scopes = np.array(scopes, dtype=np.int64, order="C")
+    if scopes.size == 0:
+        raise ValueError("scopes is empty (a graph with no factors); valid: >= 1 factor")
     if scopes.ndim != 2 or scopes.shape[1] != 2:
         raise ValueError(f"scopes has shape {scopes.shape}; valid: (n_factors, 2) variable pairs")
     for f, (a, b) in enumerate(scopes.tolist()):
@@ -41,6 +51,7 @@ def _check_scopes(scopes: np.ndarray, n: int) -> None:
                 raise ValueError(f"scopes[{f}] = {(a, b)} names variable {v}; valid: 0..{n - 1}")
         if a == b:
             raise ValueError(f"scopes[{f}] = {(a, b)}; valid: two distinct variables")
+    return scopes
 
 
 def _check_tables(tables: np.ndarray, M: np.ndarray, n_factors: int, D: int) -> None:
@@ -83,7 +94,7 @@ def alias_table(weights: list[float]) -> tuple[list[float], list[int]]:
     return prob, alias  # leftovers keep prob 1 (rounding only)
 
 
-def build_adjacency(target: object) -> None:
+def build_adjacency(target: PairwiseIndex) -> None:
     """Set the CSR adjacency A[i], the per-variable alias tables over M_phi, L, Psi and the
     maximum degree on a frozen pairwise target with ``n_vars``, ``scopes`` and ``M`` (003,
     Sec. 1.1; Statement 1 draws through these alias tables). Shared by the discrete and the
@@ -122,7 +133,24 @@ def build_adjacency(target: object) -> None:
 
 
 @dataclass(frozen=True, eq=False)
-class FactorGraphTarget:
+class PairwiseIndex:
+    """The fields :func:`build_adjacency` derives, shared by the discrete and the continuous
+    factor graphs (``init=False``: a subclass's ``__post_init__`` sets them)."""
+
+    adj_indptr: np.ndarray = field(init=False, repr=False)
+    adj_factors: np.ndarray = field(init=False, repr=False)
+    adj_pos: np.ndarray = field(init=False, repr=False)
+    adj_other: np.ndarray = field(init=False, repr=False)
+    m_sum: np.ndarray = field(init=False, repr=False)
+    alias_prob: np.ndarray = field(init=False, repr=False)
+    alias_idx: np.ndarray = field(init=False, repr=False)
+    L: float = field(init=False)
+    psi: float = field(init=False)
+    delta: int = field(init=False)
+
+
+@dataclass(frozen=True, eq=False)
+class FactorGraphTarget(PairwiseIndex):
     """pi(x) ∝ exp(sum_f tables[f, x[scopes[f, 0]], x[scopes[f, 1]]]) over {0..D-1}^n_vars.
 
     Ground truth for tiny graphs: :attr:`pmf`, the joint over all D^n states in the order of
@@ -139,31 +167,15 @@ class FactorGraphTarget:
     meta: dict = field(default_factory=dict)
     kind: ClassVar[str] = "factor-graph"
 
-    adj_indptr: np.ndarray = field(init=False, repr=False)
-    adj_factors: np.ndarray = field(init=False, repr=False)
-    adj_pos: np.ndarray = field(init=False, repr=False)
-    adj_other: np.ndarray = field(init=False, repr=False)
-    m_sum: np.ndarray = field(init=False, repr=False)
-    alias_prob: np.ndarray = field(init=False, repr=False)
-    alias_idx: np.ndarray = field(init=False, repr=False)
-    L: float = field(init=False)
-    psi: float = field(init=False)
-    delta: int = field(init=False)
-
     def __post_init__(self) -> None:
-        n, D = self.n_vars, self.D
-        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 2:
-            raise ValueError(f"n_vars = {n!r}; valid: an integer >= 2 (a factor needs a pair)")
+        n, D = _check_n_vars(self.n_vars), self.D
         if isinstance(D, bool) or not isinstance(D, int | np.integer) or D < 2:
             raise ValueError(f"D = {D!r} (domain size); valid: an integer >= 2")
-        scopes = np.array(self.scopes, dtype=np.int64, order="C")
+        scopes = _checked_scopes(self.scopes, n)
         tables = np.array(self.tables, dtype=np.float64, order="C")
         M = np.array(self.M, dtype=np.float64, order="C")
-        if scopes.size == 0:
-            raise ValueError("scopes is empty (a graph with no factors); valid: >= 1 factor")
-        _check_scopes(scopes, int(n))
         _check_tables(tables, M, scopes.shape[0], int(D))
-        object.__setattr__(self, "n_vars", int(n))
+        object.__setattr__(self, "n_vars", n)
         object.__setattr__(self, "D", int(D))
         for name, arr in (("scopes", scopes), ("tables", tables), ("M", M)):
             object.__setattr__(self, name, _readonly(arr))

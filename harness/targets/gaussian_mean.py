@@ -32,6 +32,7 @@ is the exact ground truth, log Z included.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,19 +89,6 @@ def _tangents_at(y: np.ndarray, lo: float, hi: float, theta: float) -> float:
 
 
 @njit(cache=True)
-def _linear(y: np.ndarray, lo: float, hi: float) -> float:
-    """The max of the summed tangents over [lo, hi]: a line's max is at an end; an infinite end
-    is never it (see the module docstring), and on the whole line the sum is flat."""
-    if math.isfinite(lo) and math.isfinite(hi):
-        return max(_tangents_at(y, lo, hi, lo), _tangents_at(y, lo, hi, hi))
-    if math.isfinite(lo):
-        return _tangents_at(y, lo, hi, lo)
-    if math.isfinite(hi):
-        return _tangents_at(y, lo, hi, hi)
-    return _constant(y, lo, hi)  # every a_n = y_n: every slope is 0
-
-
-@njit(cache=True)
 def _tight(y: np.ndarray, lo: float, hi: float) -> float:
     """o is a concave parabola with its max at the sample mean: its max over the box is o there,
     or at the end nearest to it."""
@@ -110,20 +98,40 @@ def _tight(y: np.ndarray, lo: float, hi: float) -> float:
     return _sum_terms(y, _clip(mean / y.size, lo, hi))
 
 
-def _log_lik(x: np.ndarray, data: np.ndarray) -> float:
-    return _sum_terms(data, x[0])
+def _max_at_ends(tangents_at: Callable, flat: Callable) -> Callable:
+    """The linear bound over [lo, hi] from ``tangents_at(data, lo, hi, theta)``, the summed
+    tangents at theta: a line's max is at an end; an infinite end is never it (see the module
+    docstring), and on the whole line every slope is 0, so the sum is ``flat(data, lo, hi)``."""
+
+    @njit(cache=False)
+    def linear(data: np.ndarray, lo: float, hi: float) -> float:
+        if math.isfinite(lo) and math.isfinite(hi):
+            return max(tangents_at(data, lo, hi, lo), tangents_at(data, lo, hi, hi))
+        if math.isfinite(lo):
+            return tangents_at(data, lo, hi, lo)
+        if math.isfinite(hi):
+            return tangents_at(data, lo, hi, hi)
+        return flat(data, lo, hi)
+
+    return linear
 
 
-def _constant_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
-    return _constant(data, lo[0], hi[0])
+def _on_theta(o: Callable) -> Callable:
+    """The target's ``log_lik(x, data)`` from a scalar ``o(data, theta)`` (d = 1)."""
+
+    def log_lik(x: np.ndarray, data: np.ndarray) -> float:
+        return o(data, x[0])
+
+    return log_lik
 
 
-def _linear_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
-    return _linear(data, lo[0], hi[0])
+def _on_box(bound: Callable) -> Callable:
+    """The target's ``bound(lo, hi, data)`` from a scalar ``bound(data, lo, hi)`` (d = 1)."""
 
+    def box_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
+        return bound(data, lo[0], hi[0])
 
-def _tight_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
-    return _tight(data, lo[0], hi[0])
+    return box_bound
 
 
 # The summed layout: data[0, :N] the sorted deviations d, data[0, N] the centre c, data[1] and
@@ -184,36 +192,9 @@ def _summed_tangents_at(data: np.ndarray, lo: float, hi: float, theta: float) ->
 
 
 @njit(cache=True)
-def _summed_linear(data: np.ndarray, lo: float, hi: float) -> float:
-    if math.isfinite(lo) and math.isfinite(hi):
-        return max(_summed_tangents_at(data, lo, hi, lo), _summed_tangents_at(data, lo, hi, hi))
-    if math.isfinite(lo):
-        return _summed_tangents_at(data, lo, hi, lo)
-    if math.isfinite(hi):
-        return _summed_tangents_at(data, lo, hi, hi)
-    return _summed_constant(data, lo, hi)
-
-
-@njit(cache=True)
 def _summed_tight(data: np.ndarray, lo: float, hi: float) -> float:
     n = data.shape[1] - 1
     return _summed_o(data, _clip(data[0, n] + data[1, n] / n, lo, hi))
-
-
-def _summed_log_lik(x: np.ndarray, data: np.ndarray) -> float:
-    return _summed_o(data, x[0])
-
-
-def _summed_constant_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
-    return _summed_constant(data, lo[0], hi[0])
-
-
-def _summed_linear_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
-    return _summed_linear(data, lo[0], hi[0])
-
-
-def _summed_tight_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
-    return _summed_tight(data, lo[0], hi[0])
 
 
 def summed(y: np.ndarray) -> np.ndarray:
@@ -236,12 +217,17 @@ def observations(data: np.ndarray) -> tuple[int, float, float]:
     return n, n * float(data[0, n]) + s1, s2 - s1 * s1 / n
 
 
-_BOUND_FUNCTIONS = {"constant": _constant_bound, "linear": _linear_bound, "tight": _tight_bound}
-_SUMMED_BOUNDS = {
-    "constant": _summed_constant_bound,
-    "linear": _summed_linear_bound,
-    "tight": _summed_tight_bound,
+_BOUND_FUNCTIONS = {
+    "constant": _on_box(_constant),
+    "linear": _on_box(_max_at_ends(_tangents_at, _constant)),
+    "tight": _on_box(_tight),
 }
+_SUMMED_BOUNDS = {
+    "constant": _on_box(_summed_constant),
+    "linear": _on_box(_max_at_ends(_summed_tangents_at, _summed_constant)),
+    "tight": _on_box(_summed_tight),
+}
+_LOG_LIK, _SUMMED_LOG_LIK = _on_theta(_sum_terms), _on_theta(_summed_o)
 
 
 def _observations(N: int, seed: int) -> tuple[float, np.ndarray]:
@@ -270,7 +256,7 @@ def gaussian_mean(N: int, bound: str, seed: int = 0, sums: bool = False) -> BoxD
         [-math.inf],
         [math.inf],
         [("normal", PRIOR_MEAN, PRIOR_SD)],
-        _summed_log_lik if sums else _log_lik,
+        _SUMMED_LOG_LIK if sums else _LOG_LIK,
         (_SUMMED_BOUNDS if sums else _BOUND_FUNCTIONS)[bound],
         summed(y) if sums else y,
         name=f"gaussian-mean-N{N}-{bound}" + ("-sums" if sums else ""),

@@ -82,12 +82,7 @@ def complete(fr, start, stop, lower, box_lo, proposal, data, log_lik, bound, rng
     neg = np.empty(ncap)
     seq = np.empty(ncap, dtype=np.int64)
     heap = np.empty(ncap, dtype=np.int64)
-    lo = np.empty(d)
-    hi = np.empty(d)
-    x = np.empty(d)
-    c_lo = np.empty(d)
-    c_hi = np.empty(d)
-    x_c = np.empty(d)
+    lo, hi, x, c_lo, c_hi, x_c = np.empty((6, d))  # six work vectors, rows of one block
     best = lower
     lik = bnd = expanded = used = hsize = 0
     for i in range(start, stop):

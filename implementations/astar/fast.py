@@ -59,6 +59,22 @@ def draw_arrays(n, d, audit, report):
 
 
 @njit(cache=False)
+def _visit(x, g, m, lower, best, data, log_lik, gaps, liks, k, report):
+    """Evaluate o at x, a point of Gumbel value g in a box bounded by m: count it, record o's
+    excess over m (``report``), and return the new lower bound max(lower, g + o), copying x to
+    ``best`` when g + o raises it (reference.astar_one's leaf step)."""
+    o = log_lik(x, data)
+    if report:
+        gaps[k] = max(gaps[k], af.excess(o, m))
+    lb = g + o
+    liks[k] += 1
+    if lower < lb:
+        best[:] = x
+        return lb
+    return lower
+
+
+@njit(cache=False)
 def astar_kernel(
     box_lo, box_hi, proposal, data, log_lik, bound, extra_draws, reuse, audit, report, n, rng
 ):
@@ -117,14 +133,7 @@ def astar_kernel(
             left = t_kid[b]
             heir = -1  # a split leaf's children are both truncated below its last G
             if left < 0:  # a leaf: evaluate, draw more pairs (extra_draws), split at x_[p]
-                o = log_lik(x_[p], data)
-                if report:
-                    gaps[k] = max(gaps[k], af.excess(o, t_m[b]))
-                lb = g + o
-                liks[k] += 1
-                if lower < lb:
-                    lower = lb
-                    best[:] = x_[p]
+                lower = _visit(x_[p], g, t_m[b], lower, best, data, log_lik, gaps, liks, k, report)
                 if extra_draws > 0.0:
                     if lower < g + t_m[b]:
                         count = poisson_count(extra_draws, rng)
@@ -133,14 +142,9 @@ def astar_kernel(
                                 t_nu[b], g, rng.standard_exponential()
                             )
                             sample_in(proposal, t_lo[b], t_hi[b], rng, x_k)
-                            o = log_lik(x_k, data)
-                            if report:
-                                gaps[k] = max(gaps[k], af.excess(o, t_m[b]))
-                            lb = g + o
-                            liks[k] += 1
-                            if lower < lb:
-                                lower = lb
-                                best[:] = x_k
+                            lower = _visit(
+                                x_k, g, t_m[b], lower, best, data, log_lik, gaps, liks, k, report
+                            )
                             count -= 1
                     if lower >= g + t_m[b]:
                         if audit:
@@ -250,14 +254,7 @@ def drill_down_kernel(box_lo, box_hi, proposal, data, log_lik, bound, mode, audi
                 if audit:
                     fr, fr_size = af.front_add(fr, fr_size, k, lo, hi, x, g, af.MAX_AT)
                 break
-            o = log_lik(x, data)
-            if report:
-                gaps[k] = max(gaps[k], af.excess(o, m))
-            lb = g + o
-            liks[k] += 1
-            if lower < lb:
-                lower = lb
-                best[0] = x[0]
+            lower = _visit(x, g, m, lower, best, data, log_lik, gaps, liks, k, report)
         values[k] = best
         gumbels[k] = lower
     return values, gumbels, liks, bnds, fr, fr_size, gaps, bl, bl_size

@@ -109,14 +109,8 @@ def pm_search_kernel(
     if not pm:
         regions_m = select == 2
     log_w_shift = math.log(particles)
-    best = np.empty(d)
-    x_c = np.empty(d)
-    x_p = np.empty(d)
-    ys = np.empty(particles)
-    log_ws = np.empty(particles)
-    grad = np.empty(d)
-    c_lo = np.empty(d)
-    c_hi = np.empty(d)
+    best, x_c, x_p, grad, c_lo, c_hi = np.empty((6, d))  # work vectors, rows of one block
+    ys, log_ws = np.empty((2, particles))
     for k in range(n):
         cap = 64
         r_lo = np.empty((cap, d))
@@ -346,37 +340,7 @@ def pm_search(
     return draws
 
 
-def pm_astar(
-    target,
-    n,
-    rng,
-    particles=1,
-    horizon=0,
-    stop_bound="global",
-    estimator="prior",
-    step=0.1,
-    audit=False,
-    report_bounds=False,
-) -> Draws:
-    return pm_search(
-        target,
-        n,
-        rng,
-        "probability-matching",
-        particles,
-        horizon,
-        stop_bound,
-        estimator,
-        step,
-        audit,
-        report_bounds,
-    )
-
-
-def astar_nobound(target, n, rng, horizon=0, audit=False, report_bounds=False) -> Draws:
-    return pm_search(
-        target, n, rng, "max-gumbel", 1, horizon, "global", "prior", 0.1, audit, report_bounds
-    )
+pm_astar, astar_nobound = pm_reference.entries(pm_search)
 
 
 @njit(cache=False)

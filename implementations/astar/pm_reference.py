@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -274,37 +275,52 @@ def search_draws(target, values, gumbels, liks, bnds, expanded, exact, traces) -
     return draws
 
 
-def pm_astar(
-    target,
-    n,
-    rng,
-    particles=1,
-    horizon=0,
-    stop_bound="global",
-    estimator="prior",
-    step=0.1,
-    audit=False,
-    report_bounds=False,
-) -> Draws:
-    """PM-A* (004, Alg. 1): probability matching over Monte-Carlo estimates."""
-    return pm_search(
+class Entries(NamedTuple):
+    """A build's public entries, both over that build's ``pm_search``."""
+
+    pm_astar: Callable[..., Draws]
+    astar_nobound: Callable[..., Draws]
+
+
+def entries(search: Callable[..., Draws]) -> Entries:
+    """PM-A* and A* without a bound over ``search``: this module's :func:`pm_search`, or
+    ``pm_fast.pm_search`` for the compiled build (the same signatures in both)."""
+
+    def pm_astar(
         target,
         n,
         rng,
-        "probability-matching",
-        particles,
-        horizon,
-        stop_bound,
-        estimator,
-        step,
-        audit,
-        report_bounds,
-    )
+        particles=1,
+        horizon=0,
+        stop_bound="global",
+        estimator="prior",
+        step=0.1,
+        audit=False,
+        report_bounds=False,
+    ) -> Draws:
+        """PM-A* (004, Alg. 1): probability matching over Monte-Carlo estimates."""
+        return search(
+            target,
+            n,
+            rng,
+            "probability-matching",
+            particles,
+            horizon,
+            stop_bound,
+            estimator,
+            step,
+            audit,
+            report_bounds,
+        )
+
+    def astar_nobound(target, n, rng, horizon=0, audit=False, report_bounds=False) -> Draws:
+        """A* sampling without a bound (004, Alg. 3, Appx. D): the region with the largest
+        Gumbel; its exact stop uses the one bound of the whole box."""
+        return search(
+            target, n, rng, "max-gumbel", 1, horizon, "global", "prior", 0.1, audit, report_bounds
+        )
+
+    return Entries(pm_astar, astar_nobound)
 
 
-def astar_nobound(target, n, rng, horizon=0, audit=False, report_bounds=False) -> Draws:
-    """A* sampling without a bound (004, Alg. 3, Appx. D): the region with the largest Gumbel;
-    its exact stop uses the one bound of the whole box."""
-    return pm_search(
-        target, n, rng, "max-gumbel", 1, horizon, "global", "prior", 0.1, audit, report_bounds
-    )
+pm_astar, astar_nobound = entries(pm_search)

@@ -83,6 +83,17 @@ def _location(target, box: Box, rng: np.random.Generator) -> np.ndarray | None:
     return target.sample_in(box.lo, box.hi, rng.random(target.d))
 
 
+def _visit(target, x, g: float, m: float, lower: float, best, log: SearchLog):
+    """Alg. 2's evaluation of a popped point x of Gumbel value g in a box bounded by m: log o(x)
+    against m, and return (LB, its argmax), raised to (g + o(x), x) when that beats LB."""
+    o = target.o(x)
+    log.point(o, m)
+    lb = g + o
+    if lower < lb:
+        return lb, x
+    return lower, best
+
+
 def astar_one(
     target,
     rng: np.random.Generator,
@@ -147,12 +158,8 @@ def astar_one(
         _, _, g, x, box = heapq.heappop(queue)
         heir = None
         if box.children is None:
-            o = target.o(x)
-            log.point(o, box.m)
-            lb = g + o
+            lower, best = _visit(target, x, g, box.m, lower, best, log)
             lik += 1
-            if lower < lb:
-                lower, best = lb, x
             if extra_draws > 0.0:
                 if lower < g + box.m:
                     for _ in range(poisson_count(extra_draws, rng)):
@@ -160,12 +167,8 @@ def astar_one(
                             break
                         g = gumbel_below(box.log_nu, g, rng.standard_exponential())
                         x_k = target.sample_in(box.lo, box.hi, rng.random(target.d))
-                        o = target.o(x_k)
-                        log.point(o, box.m)
-                        lb = g + o
+                        lower, best = _visit(target, x_k, g, box.m, lower, best, log)
                         lik += 1
-                        if lower < lb:
-                            lower, best = lb, x_k
                 if lower >= g + box.m:
                     log.left(box.lo, box.hi, g, None, BELOW)
                     continue  # every point of B left lies below g + M(B) <= LB
@@ -259,12 +262,8 @@ def drill_down_one(target, rng: np.random.Generator, log: SearchLog) -> Search:
         if lower >= g + m:
             log.left(lo, hi, g, x, MAX_AT)
             break
-        o = target.o(x)
-        log.point(o, m)
-        lb = g + o
+        lower, best = _visit(target, x, g, m, lower, best, log)
         lik += 1
-        if lower < lb:
-            lower, best = lb, x
     log.end(lower)
     return Search(best, lower, lik, bnd)
 

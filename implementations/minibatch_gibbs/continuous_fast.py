@@ -26,6 +26,7 @@ from implementations.minibatch_gibbs.continuous_reference import (
     check_degree,
     initial_state,
     pack_chain,
+    samplers,
 )
 from implementations.minibatch_gibbs.reference import check_positive
 from implementations.shared.fast import poisson_count
@@ -290,26 +291,6 @@ def run(
     return pack_chain(values, stats, code, poisson, max_proposals > 0 or use_envelope)
 
 
-def _make(method: str, poisson: bool):
-    def sampler(
-        target: ContinuousFactorGraphTarget,
-        n_steps: int,
-        rng: np.random.Generator,
-        x0: Any = None,
-        **params: Any,
-    ) -> Chain:
-        return run(target, n_steps, rng, x0, method, poisson, **params)
-
-    sampler.__name__ = f"{'pg' if poisson else 'gibbs'}_{method}"
-    sampler.__doc__ = f"Compiled {'Poisson-Gibbs' if poisson else 'Gibbs'} with {method}."
-    return sampler
-
-
-gibbs_rejection = _make("rejection", False)
-pg_rejection = _make("rejection", True)
-gibbs_its = _make("its", False)
-pgits = _make("its", True)
-gibbs_da = _make("da", False)
-pgda = _make("da", True)
+gibbs_rejection, pg_rejection, gibbs_its, pgits, gibbs_da, pgda = samplers(run, "compiled")
 
 KERNELS = (_kernel,)

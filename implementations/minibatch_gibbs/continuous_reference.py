@@ -39,7 +39,8 @@ Poisson steps also spend B (one per proposed count, Statement 1's thinning test)
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -321,24 +322,37 @@ def pack_chain(
     return Chain(values, int(stats[1].sum()), extras)
 
 
-def _make(method: str, poisson: bool):
-    def sampler(
-        target: ContinuousFactorGraphTarget,
-        n_steps: int,
-        rng: np.random.Generator,
-        x0: Any = None,
-        **params: Any,
-    ) -> Chain:
-        return run(target, n_steps, rng, x0, method, poisson, **params)
+class Samplers(NamedTuple):
+    """A build's six public samplers, each ``run`` with its (method, poisson) fixed."""
 
-    sampler.__name__ = f"{'pg' if poisson else 'gibbs'}_{method}"
-    sampler.__doc__ = f"{'Poisson-Gibbs' if poisson else 'Gibbs'} with {method}; see ``run``."
-    return sampler
+    gibbs_rejection: Callable[..., Chain]
+    pg_rejection: Callable[..., Chain]
+    gibbs_its: Callable[..., Chain]
+    pgits: Callable[..., Chain]
+    gibbs_da: Callable[..., Chain]
+    pgda: Callable[..., Chain]
 
 
-gibbs_rejection = _make("rejection", False)
-pg_rejection = _make("rejection", True)
-gibbs_its = _make("its", False)
-pgits = _make("its", True)
-gibbs_da = _make("da", False)
-pgda = _make("da", True)
+def samplers(run: Callable[..., Chain], build: str) -> Samplers:
+    """The six samplers over ``run``: this module's :func:`run`, or the compiled build's
+    (``build`` names it in the docstrings)."""
+
+    def bind(method: str, poisson: bool) -> Callable[..., Chain]:
+        def sampler(
+            target: ContinuousFactorGraphTarget,
+            n_steps: int,
+            rng: np.random.Generator,
+            x0: Any = None,
+            **params: Any,
+        ) -> Chain:
+            return run(target, n_steps, rng, x0, method, poisson, **params)
+
+        sampler.__name__ = f"{'pg' if poisson else 'gibbs'}_{method}"
+        kind = "Poisson-Gibbs" if poisson else "Gibbs"
+        sampler.__doc__ = f"{kind} with {method} ({build}); see ``run``."
+        return sampler
+
+    return Samplers(*(bind(m, p) for m in METHODS for p in (False, True)))
+
+
+gibbs_rejection, pg_rejection, gibbs_its, pgits, gibbs_da, pgda = samplers(run, "reference")

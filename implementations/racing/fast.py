@@ -171,12 +171,7 @@ def _racing_kernel(
     xb = np.empty((BLOCK, source[2].shape[1]))
     yb = np.empty(BLOCK)
     alive = np.empty(D, dtype=np.int64)
-    total = np.empty(D)
-    mu = np.empty(D)
-    sig = np.empty(D)
-    g = np.empty(D)
-    eps = np.empty(D)
-    offset = np.empty(D)
+    total, mu, sig, g, eps, offset = np.empty((6, D))  # per-value work vectors
     values, draw_evals, max_pulls, stopped, exact = _draw_arrays(n)
     for k in range(n):
         _noise(f0, N, rng, eps, offset)

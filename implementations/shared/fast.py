@@ -1,7 +1,7 @@
 """Numba twins of the :mod:`implementations.shared.reference` primitives that compiled kernels
 call, under the same names and signatures (``lane_sums`` and ``gumbel_noise`` have none: each
-kernel folds them into its own loop), and the array heap of the compiled searches (the
-references use ``heapq``).
+kernel folds them into its own loop; ``poisson_count`` is the reference's source, compiled), and
+the array heap of the compiled searches (the references use ``heapq``).
 
 Each twin does the reference's arithmetic in the same order with libm's scalars, and consumes
 the Generator through the same methods, so both builds return identical values and leave the
@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 
 from numba import njit
+
+from implementations.shared import reference
 
 
 @njit(cache=True)
@@ -50,15 +52,8 @@ def gumbel_below(phi, upper, e):
     return trunc_gumbel_from_exponential(phi, upper, e)
 
 
-@njit(cache=True)
-def poisson_count(rate, rng):
-    """reference.poisson_count: arrivals of a unit-rate process before ``rate``."""
-    n = 0
-    t = rng.standard_exponential()
-    while t < rate:
-        n += 1
-        t += rng.standard_exponential()
-    return n
+# The reference's own source, compiled: one definition of the arrival count for both builds.
+poisson_count = njit(cache=True)(reference.poisson_count)
 
 
 # A binary min-heap of slot numbers in heap[0:size], ordered by (neg_g[slot], seq[slot]): the
