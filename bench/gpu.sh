@@ -35,9 +35,19 @@ tail -6 "$out/verify.txt"
 cp /tmp/gpu-verify/records.jsonl "$out/verify-records.jsonl"
 
 step asv
-if command -v asv > /dev/null && git rev-parse HEAD > /dev/null 2>&1; then
-  asv machine --yes --machine "$machine" > /dev/null
-  asv run --python=same --quick --bench "AcrossHardware" --machine "$machine" \
+# asv's benchmark processes do not inherit PYTHONPATH, so they would load the image's own numpy
+# (too new for numba-cuda 0.30). A venv over the image's packages, holding the carried wheels
+# (.whl/, where present) and a .pth naming this checkout, comes first on their path instead.
+asv_py=$py
+if [ -d .whl ] && $py -m venv --system-site-packages --without-pip /tmp/asv-venv; then
+  site=$(/tmp/asv-venv/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+  $py -m pip install -q --no-index --no-deps --no-compile --target "$site" .whl/*.whl &&
+    pwd > "$site/sampler-harness-checkout.pth" && asv_py=/tmp/asv-venv/bin/python
+fi
+$asv_py -c "import numpy, numba, harness; print('asv runs on numpy', numpy.__version__)"
+if $asv_py -m asv --version > /dev/null 2>&1 && git rev-parse HEAD > /dev/null 2>&1; then
+  $asv_py -m asv machine --yes --machine "$machine" > /dev/null
+  $asv_py -m asv run --python=same --quick --bench "AcrossHardware" --machine "$machine" \
     --set-commit-hash="$(git rev-parse HEAD)" 2>&1 | tail -15
   mkdir -p "$out/asv-results" && cp -r .asv/results/"$machine" "$out/asv-results/"
 else
