@@ -28,12 +28,12 @@ import numpy as np
 
 from harness.devices import cuda_unavailable, simulated
 from harness.experiments.report_parts import fmt
-from harness.hardware_mcmc import format_mcmc, mcmc_rows, microseconds
+from harness.hardware_mcmc import format_mcmc, mcmc_rows
 from harness.registry import build_registry
 from harness.spec import sample
 from harness.targets.discrete import synthetic_rewards
 from harness.targets.likelihood_terms import logistic_candidates
-from harness.text_table import record_table
+from harness.text_table import microseconds, record_table
 
 GRID_D = (10, 100, 1000)
 GRID_N = (10_000, 100_000, 1_000_000)

@@ -21,7 +21,7 @@ from harness.registry import build_registry
 from harness.spec import sample
 from harness.targets.glm import from_data
 from harness.targets.glm_data import synthetic_logistic
-from harness.text_table import record_table
+from harness.text_table import microseconds, record_table
 
 GRID_N = (10_000, 100_000, 1_000_000)
 P = 10
@@ -81,11 +81,6 @@ def mcmc_rows(
             }
         )
     return rows
-
-
-def microseconds(x: float | None) -> str:
-    """Seconds as a table's microseconds cell, "-" where nothing was measured."""
-    return "-" if x is None else f"{1e6 * x:.4g}"
 
 
 MCMC_COLUMNS = (

@@ -17,7 +17,7 @@ import numpy as np
 
 from harness.experiments.report_parts import cell, table
 from harness.figures import inline_svg
-from harness.hardware_mcmc import microseconds
+from harness.text_table import microseconds
 from harness.timings import json_file
 
 KEYS = ("hardware", "bandwidth")

@@ -210,7 +210,7 @@ def _not_verified(task: CaseRun, gate: str, detail: str) -> GateResult:
 SAMPLE_FIELD = "_samples_npz"
 
 
-def _outputs(draws: Any, rng: np.random.Generator) -> dict[str, Any]:
+def agreement_outputs(draws: Any, rng: np.random.Generator) -> dict[str, Any]:
     """What the agreement gate compares: values, extras, evaluations, final Generator state."""
     return {
         "values": np.asarray(draws.values),
@@ -234,7 +234,13 @@ def _execute_prefix(task: CaseRun, rng: np.random.Generator, spec, target, base)
         return [
             {**base, "wall_time": time.perf_counter() - start, "evals": None, **failed.to_dict()}
         ]
-    result = agreement(spec, target.kind, _outputs(ref, rng), _outputs(fast, fast_rng), task.alpha)
+    result = agreement(
+        spec,
+        target.kind,
+        agreement_outputs(ref, rng),
+        agreement_outputs(fast, fast_rng),
+        task.alpha,
+    )
     result = GateResult(
         **{
             **result.to_dict(),

@@ -55,6 +55,11 @@ def record_table(records: Iterable[Any], columns: Sequence[Column]) -> str:
     )
 
 
+def microseconds(x: float | None) -> str:
+    """Seconds as a table's microseconds cell, "-" where nothing was measured."""
+    return "-" if x is None else f"{1e6 * x:.4g}"
+
+
 def yes_no(within: bool) -> str:
     """A limit check's cell: "NO" in capitals, to stand out in a column of yeses."""
     return "yes" if within else "NO"

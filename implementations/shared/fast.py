@@ -52,7 +52,6 @@ def gumbel_below(phi, upper, e):
     return trunc_gumbel_from_exponential(phi, upper, e)
 
 
-# The reference's own source, compiled: one definition of the arrival count for both builds.
 poisson_count = njit(cache=True)(reference.poisson_count)
 
 

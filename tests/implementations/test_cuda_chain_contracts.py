@@ -9,9 +9,9 @@ import pytest
 
 from harness.gates.device_agreement import device_agreement
 from harness.registry import build_registry
+from harness.runner import agreement_outputs
 from harness.spec import sample
 from harness.targets.glm import glm_posterior
-from tests.implementations.test_cuda_contracts import outputs
 
 CHAIN_SPECS = [s for s in build_registry() if "cuda" in s.implementations and s.entry != "draw"]
 STEPS = 12
@@ -36,7 +36,7 @@ def _pair(spec, target, step, steps=STEPS, seed=8):
     ra, rb = np.random.default_rng(seed), np.random.default_rng(seed)
     fast = sample(spec, "numba", target, steps, ra, step=step)
     dev = sample(spec, "cuda", target, steps, rb, step=step)
-    return fast, outputs(fast, ra), dev, outputs(dev, rb)
+    return fast, agreement_outputs(fast, ra), dev, agreement_outputs(dev, rb)
 
 
 def test_an_mcmc_spec_has_a_cuda_key():

@@ -13,6 +13,7 @@ import pytest
 from harness.devices import cuda_unavailable, runnable, simulated
 from harness.gates.device_agreement import device_agreement
 from harness.registry import build_registry
+from harness.runner import agreement_outputs
 from harness.spec import sample
 from harness.targets.discrete import DiscreteFactorTarget
 from harness.targets.likelihood_terms import LikelihoodTarget
@@ -45,16 +46,6 @@ CASES = [
 ]
 
 
-def outputs(draws, rng):
-    """One run's outputs as the agreement gates take them (draws or a chain)."""
-    return {
-        "values": draws.values,
-        "extras": draws.extras,
-        "evals": draws.evals,
-        "rng_state": str(rng.bit_generator.state),
-    }
-
-
 REAL = os.environ.get("HARNESS_REAL_CUDA") == "1"
 
 
@@ -77,7 +68,7 @@ def test_cuda_sees_numba_noise_and_agrees(spec, target):
     assert dev.values.shape == (n,) and dev.values.dtype == np.int64
     assert set(dev.extras) >= {"margin", "tolerance"} | set(fast.extras)
     assert np.all(dev.extras["tolerance"] > 0) and np.all(dev.extras["tolerance"] < 1e-6)
-    verdict = device_agreement(outputs(fast, ra), outputs(dev, rb), 0.01)
+    verdict = device_agreement(agreement_outputs(fast, ra), agreement_outputs(dev, rb), 0.01)
     assert verdict.passed, verdict.detail
 
 
@@ -109,8 +100,8 @@ def _device_run(n=6):
     spec = build_registry().get("gumbel-max")
     _, target = next(_targets())
     ra, rb = np.random.default_rng(5), np.random.default_rng(5)
-    fast = outputs(sample(spec, "numba", target, n, ra), ra)
-    dev = outputs(sample(spec, "cuda", target, n, rb), rb)
+    fast = agreement_outputs(sample(spec, "numba", target, n, ra), ra)
+    dev = agreement_outputs(sample(spec, "cuda", target, n, rb), rb)
     return fast, dev
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.experiments.declare import Declared, param
+from harness.experiments.report_parts import cell, table
 from harness.gates.mcmc import bulk_ess
 from harness.registry import registry_for
 from harness.spec import sample
@@ -209,7 +210,6 @@ STUDY_CAPTION = (
 
 def study_table(records: list[dict]) -> list[dict]:
     """The robust-ess study's table, one row per chain (none without study records)."""
-    from harness.experiments.report_parts import cell, table
 
     rows = []
     for r in sorted(
@@ -235,7 +235,6 @@ def low_acceptance_table(records: list[dict]) -> list[dict]:
     """The table chains whose acceptance is below LOW_ACCEPTANCE, beside the claims: their ESS
     estimates rest on a few moves. The claims keep the rules fixed before the run; a guard that
     turned these into "inconclusive" would be a rule chosen after seeing the results."""
-    from harness.experiments.report_parts import cell, table
 
     low = [
         r for r in records if r.get("type") == "row" and r.get("accept_rate", 1.0) < LOW_ACCEPTANCE
