@@ -275,15 +275,28 @@ def verdict_matrix(sections: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def claims_summary(sections: list[dict[str, Any]]) -> dict[str, Any]:
-    """The first screen's count of paper claims by verdict, over all experiments and each."""
-    from harness.experiments.claims import counts
+    """The first screen's count of claims by verdict: the papers' claims and the harness's own
+    apart, primary readings only, with what the rule alone gives for "setting differs"."""
+    from harness.experiments.claims import counts, differs_alone, primary, tally_text
+
+    def of(kind: str, claims: list[dict[str, Any]]) -> dict[str, Any]:
+        mine = primary(claims, kind)
+        return {
+            "total": len(mine),
+            "counts": counts(mine),
+            "alone": differs_alone(mine),
+            "text": tally_text(mine),
+        }
 
     every = [v for s in sections for v in s.get("claims", [])]
+    paper, harness = of("paper", every), of("harness", every)
     return {
-        "total": len(every),
-        "counts": counts(every),
+        **paper,
+        "harness": harness,
         "experiments": [
-            {"name": s["name"], "counts": counts(s.get("claims", []))} for s in sections
+            {"name": s["name"], "text": tally_text(s.get("claims", []))}
+            for s in sections
+            if primary(s.get("claims", []))
         ],
     }
 

@@ -1,17 +1,24 @@
 """A paper's claims as data, each judged by a decision rule fixed before the run.
 
-A :class:`Claim` names the paper's statement (file and numbering, one sentence, the paper's
-numbers), the quantity we compute from our records with its interval (:class:`Estimate`), and
-a :class:`Rule`: the band the quantity must lie in for the claim to hold. :func:`judge` turns it
-into a :class:`Verdict`:
+A :class:`Claim` names the paper's statement (file and numbering, one sentence in the paper's
+own words, the paper's numbers), the quantity we compute from our records with its interval
+(:class:`Estimate`), a :class:`Rule` (the band the quantity must lie in for the claim to hold)
+and ``fails_if``: the outcome that would have made it fail, and why that outcome was possible
+in our run. :func:`judge` turns it into a :class:`Verdict`:
 
 - ``reproduced``: our whole interval lies inside the band;
 - ``not reproduced``: our whole interval lies outside it;
-- ``inconclusive``: the interval straddles an edge of the band; the verdict says about how many
-  runs would decide, from the interval's 1 / sqrt(n) shrinkage;
-- ``setting differs``: the claim declares that our setting cannot test it (synthetic stand-in
-  data, a bound the paper does not define), and what differs; what the rule alone would say is
-  kept in the reason.
+- ``inconclusive``: the interval straddles an edge of the band; the verdict says how many more
+  replicates, in the estimate's own unit, would decide, from the interval's own shape on the
+  side of that edge, or that the value sits on the edge and no size near it decides;
+- ``setting differs``: our setting cannot produce the claim's quantity at all (an absolute
+  number of a data set we do not have); the verdict keeps what the rule alone gives
+  (``rule_alone``), and the report counts those.
+
+One sentence of a paper is one claim, judged on its literal reading. Other readings of the same
+sentence are ``readings``: judged and shown under the claim, never counted. A number set by our
+inputs or true by construction is not a claim but a :class:`Given`, listed with the settings.
+``kind`` separates the papers' claims from the harness's own (gate quality).
 
 Intervals are 95% throughout (:data:`CONFIDENCE`). The estimators below are the ones the
 experiments use: a t interval of a mean, a percentile bootstrap over independent groups
@@ -32,6 +39,31 @@ from harness.text_table import text_table
 
 CONFIDENCE = 0.95
 VERDICTS = ("reproduced", "not reproduced", "inconclusive", "setting differs")
+#: Whose claim it is: a paper's, or the harness's own (gate quality); counted apart.
+KINDS = ("paper", "harness")
+#: Units in which more can be run: "runs to decide" counts these. Other units (the paper's
+#: settings, fit points) are fixed by the design, and more replicates cannot add to them.
+REPLICABLE = frozenset(
+    {
+        "runs",
+        "seeds",
+        "data sets",
+        "draws",
+        "chains",
+        "steps",
+        "sweeps",
+        "races",
+        "samples",
+        "iterations",
+        "replicates",
+        "blocks of states",
+        "trials",
+        "sets",
+    }
+)
+#: Beyond this many times the replicates we have, a straddling value is called undecidable
+#: near its value: its distance to the edge is under a tenth of the interval's half-width.
+EDGE_FACTOR = 100
 BOOTSTRAP = 2000
 MIN_BOOTSTRAP = 5
 Records = list[dict[str, Any]]
@@ -87,7 +119,7 @@ class Rule:
             raise ValueError(f"rule band [{self.low}, {self.high}] is invalid; valid: low <= high")
 
     def outcome(self, est: Estimate) -> tuple[str, str, int | None]:
-        """(verdict, reason, runs that would decide) for ``est`` under this rule."""
+        """(verdict, reason, replicates in all that would decide) for ``est`` under this rule."""
         band = f"[{self.low:.3g}, {self.high:.3g}]"
         if not all(math.isfinite(v) for v in (est.value, est.low, est.high)):
             return "inconclusive", "our value is not finite", None
@@ -95,16 +127,32 @@ class Rule:
             return "reproduced", f"our interval lies inside {band}", None
         if est.high < self.low or est.low > self.high:
             return "not reproduced", f"our interval lies outside {band}", None
+        more, need = self.to_decide(est)
+        return "inconclusive", f"our interval straddles an edge of {band}; {more}", need
+
+    def to_decide(self, est: Estimate) -> tuple[str, int | None]:
+        """What would decide a straddling ``est``: more of its replicates, from the interval's
+        own half on the side of the edge it crosses (bootstrap and Clopper-Pearson intervals
+        are not symmetric), shrinking as 1 / sqrt(n); or nothing near this value."""
         f = (lambda v: math.log(max(v, 1e-300))) if self.log else (lambda v: v)
-        edges = [e for e in (self.low, self.high) if math.isfinite(e)]
-        dist = min(abs(f(est.value) - f(e)) for e in edges)
-        half = (f(est.high) - f(est.low)) / 2
-        need = math.ceil(est.n * (half / dist) ** 2) if dist > 0 and est.n > 0 else None
-        if need is not None and need > 100 * est.n:
-            more = f"; our value sits near the edge: over 100 times the {est.unit} would decide"
-        else:
-            more = f"; about {need} {est.unit} would decide" if need else ""
-        return "inconclusive", f"our interval straddles an edge of {band}{more}", need
+        v = f(est.value)
+        crossed = [e for e in (self.low, self.high) if f(est.low) <= f(e) <= f(est.high)]
+        edge = min(crossed, key=lambda e: abs(f(e) - v))
+        side = f(est.high) - v if f(edge) >= v else v - f(est.low)
+        dist = abs(f(edge) - v)
+        way = "reproduced" if self.low <= est.value <= self.high else "not reproduced"
+        if dist <= 0 or side <= 0 or est.n <= 0 or (side / dist) ** 2 > EDGE_FACTOR:
+            near = f"our value {est.value:.3g} sits on the edge {edge:.3g}"
+            return f"{near}: undecidable at any size near this value", None
+        need = max(math.ceil(est.n * (side / dist) ** 2), est.n + 1)
+        if est.unit not in REPLICABLE:
+            fixed = f"the interval is over the design's {est.n} {est.unit}"
+            return f"{fixed}: more of them cannot be added to decide it", None
+        return (
+            f"about {need - est.n} more {est.unit} ({need} in all) would decide it "
+            f"({way}, if our value holds)",
+            need,
+        )
 
 
 def within_factor(target: float, factor: float) -> Rule:
@@ -126,7 +174,13 @@ def between(low: float, high: float, what: str = "", log: bool = False) -> Rule:
 
 @dataclass(frozen=True)
 class Claim:
-    """One statement of a paper, what we compute to check it, and how it is decided."""
+    """One statement of a paper, what we compute to check it, and how it is decided.
+
+    ``fails_if`` says in one line which outcome would have made the claim fail and why that
+    outcome was possible in our run (a claim that cannot fail is a :class:`Given`).
+    ``readings`` are other readings of the same sentence, judged under it and not counted.
+    ``differs`` is only for a quantity our setting cannot produce at all.
+    """
 
     id: str
     paper: str
@@ -136,11 +190,39 @@ class Claim:
     measure: Callable[[Records], Estimate | None]
     paper_value: str = ""
     differs: str = ""
+    fails_if: str = ""
+    kind: str = "paper"
+    readings: tuple[Claim, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id}: kind {self.kind!r} is invalid; valid: {KINDS}")
+
+
+@dataclass(frozen=True)
+class Given:
+    """A number the paper states that our run does not test: set by our inputs ("taken from
+    the paper") or true by construction. Listed with the settings, outside the tally."""
+
+    what: str
+    paper: str
+    value: str
+    basis: str
+    why: str = ""
+
+    def __post_init__(self) -> None:
+        if self.basis not in ("taken from the paper", "by construction"):
+            raise ValueError(
+                f"given {self.what!r}: basis {self.basis!r} is invalid; "
+                "valid: 'taken from the paper' or 'by construction'"
+            )
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """A judged claim: what the report and ``claims.json`` show."""
+    """A judged claim: what the report and ``claims.json`` show. ``rule_alone`` is what the
+    rule gives whatever the setting; ``reading_of`` names the claim this row is another
+    reading of (None for a primary reading, which alone is counted)."""
 
     id: str
     paper: str
@@ -158,12 +240,16 @@ class Verdict:
     how: str
     reason: str
     runs_to_decide: int | None = None
+    rule_alone: str = ""
+    fails_if: str = ""
+    kind: str = "paper"
+    reading_of: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def judge(claim: Claim, records: Records) -> Verdict:
+def judge(claim: Claim, records: Records, reading_of: str | None = None) -> Verdict:
     """The verdict of ``claim`` on ``records``; an estimator that fails is inconclusive."""
     point = None
     try:
@@ -178,6 +264,7 @@ def judge(claim: Claim, records: Records) -> Verdict:
         verdict, reason = "inconclusive", problem
     else:
         verdict, reason, need = claim.rule.outcome(est)
+    alone = verdict
     if claim.differs:
         reason = f"{claim.differs} (the rule alone: {verdict}{'; ' + reason if reason else ''})"
         verdict, need = "setting differs", None
@@ -198,22 +285,88 @@ def judge(claim: Claim, records: Records) -> Verdict:
         how=est.how if est else "",
         reason=reason,
         runs_to_decide=need,
+        rule_alone=alone,
+        fails_if=claim.fails_if,
+        kind=claim.kind,
+        reading_of=reading_of,
     )
 
 
+def judge_all(claims: Sequence[Claim], records: Records) -> list[Verdict]:
+    """Every claim judged, each followed by its other readings; ids must be distinct."""
+    out = []
+    for c in claims:
+        out.append(judge(c, records))
+        out += [judge(r, records, reading_of=c.id) for r in c.readings]
+    ids = [v.id for v in out]
+    if len(set(ids)) != len(ids):
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        raise ValueError(f"claim ids {repeated} repeat; valid: distinct ids")
+    return out
+
+
+def _field(v: Verdict | dict[str, Any], name: str) -> Any:
+    return v.get(name) if isinstance(v, dict) else getattr(v, name)
+
+
+def primary(
+    verdicts: Sequence[Verdict | dict[str, Any]], kind: str | None = None
+) -> list[Verdict | dict[str, Any]]:
+    """The verdicts that count: primary readings, of ``kind`` when given (records written
+    before readings and kinds existed count as primary paper claims)."""
+    return [
+        v
+        for v in verdicts
+        if not _field(v, "reading_of") and (kind is None or (_field(v, "kind") or "paper") == kind)
+    ]
+
+
 def counts(verdicts: Sequence[Verdict | dict[str, Any]]) -> dict[str, int]:
-    """How many verdicts of each kind, in :data:`VERDICTS` order."""
-    names = [v["verdict"] if isinstance(v, dict) else v.verdict for v in verdicts]
+    """How many primary verdicts of each kind, in :data:`VERDICTS` order (other readings are
+    not counted)."""
+    names = [_field(v, "verdict") for v in primary(verdicts)]
     return {k: names.count(k) for k in VERDICTS}
 
 
+def differs_alone(verdicts: Sequence[Verdict | dict[str, Any]]) -> dict[str, int]:
+    """What the rule alone gives for the primary "setting differs" verdicts."""
+    names = [
+        _field(v, "rule_alone") or "inconclusive"
+        for v in primary(verdicts)
+        if _field(v, "verdict") == "setting differs"
+    ]
+    return {k: names.count(k) for k in VERDICTS[:3] if names.count(k)}
+
+
+def tally_text(verdicts: Sequence[Verdict | dict[str, Any]]) -> str:
+    """ "3 reproduced, 1 setting differs (rule alone: 1 not reproduced)" over primary verdicts."""
+    parts = []
+    for k, n in counts(verdicts).items():
+        if not n:
+            continue
+        alone = differs_alone(verdicts) if k == "setting differs" else {}
+        split = ", ".join(f"{m} {a}" for a, m in alone.items())
+        parts.append(f"{n} {k}" + (f" (rule alone: {split})" if split else ""))
+    return ", ".join(parts)
+
+
 def claims_text(verdicts: Sequence[Verdict]) -> str:
-    """The claims table for the terminal, each verdict's reason in full below it."""
-    rows = [[v.id, v.paper_value or "-", v.ours, v.rule, v.verdict] for v in verdicts]
+    """The claims table for the terminal, each verdict's reason in full below it; other
+    readings are indented under their claim."""
+    rows = [
+        [("  " if v.reading_of else "") + v.id, v.paper_value or "-", v.ours, v.rule, v.verdict]
+        for v in verdicts
+    ]
     headers = ("claim", "paper", "ours [95% interval]", "rule", "verdict")
+    said = "\n".join(f"  {v.id}: {v.text}" for v in verdicts if not v.reading_of)
     why = "\n".join(f"  {v.id}: {v.reason}" for v in verdicts if v.reason)
-    tally = ", ".join(f"{n} {k}" for k, n in counts(verdicts).items() if n)
-    return f"{text_table(headers, rows)}\nwhy:\n{why}\nclaims: {tally} (of {len(verdicts)})"
+    n = len(primary(verdicts))
+    readings = len(verdicts) - n
+    other = f"; {readings} other readings shown, not counted" if readings else ""
+    return (
+        f"{text_table(headers, rows)}\nwhat each claim says:\n{said}\nwhy:\n{why}\n"
+        f"claims: {tally_text(verdicts)} (of {n}{other})"
+    )
 
 
 # Estimators: each returns an Estimate with a 95% interval.

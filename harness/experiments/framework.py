@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar, get_args
 
 from harness.engine import BUDGETS, Records, SeedKey, Task, backend_for, run_tasks
-from harness.experiments.claims import Claim, Verdict, claims_text, counts, judge
+from harness.experiments.claims import Claim, Given, Verdict, claims_text, judge_all, tally_text
 from harness.experiments.declare import Config, check_level, from_manifest, settings_rows
 from harness.experiments.report_parts import cell, table
 from harness.store import (
@@ -109,6 +109,11 @@ class Experiment(ABC, Generic[C]):
     @abstractmethod
     def claims(self, config: C) -> tuple[Claim, ...]:
         """The paper's claims this experiment checks, each with its decision rule."""
+
+    def givens(self, config: C) -> tuple[Given, ...]:
+        """The paper's numbers our run takes as inputs or meets by construction: listed with
+        the settings, never judged or counted."""
+        return ()
 
     def warm(self) -> None:
         """Compile (or load) the kernels in each worker before any timed task runs."""
@@ -278,11 +283,10 @@ def _planned_records(experiment: Experiment[Any], config: Config, records: Recor
 
 def judged(experiment: Experiment[Any], config: Config, records: Records) -> list[Verdict]:
     """Every claim of ``experiment`` judged on ``records``; claim ids must be distinct."""
-    claims = experiment.claims(config)
-    ids = [c.id for c in claims]
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"{experiment.name}: claim ids {ids} repeat; valid: distinct ids")
-    return [judge(c, records) for c in claims]
+    try:
+        return judge_all(experiment.claims(config), records)
+    except ValueError as exc:
+        raise ValueError(f"{experiment.name}: {exc}") from None
 
 
 def _rows(experiment: Experiment[Any], records: Records) -> list[dict[str, Any]]:
@@ -311,10 +315,11 @@ def records_table(experiment: Experiment[Any], records: Records) -> dict[str, An
 
 
 def claims_table(verdicts: Sequence[Verdict]) -> dict[str, Any]:
-    """The section's opening table: each claim beside our value and its verdict."""
+    """The section's opening table: each claim beside our value and its verdict; another
+    reading of a claim sits under it, marked, and is not counted."""
     rows = [
         [
-            cell(v.id),
+            cell(("another reading of " + v.reading_of + ": ") * bool(v.reading_of) + v.id),
             cell(v.paper),
             cell(v.text),
             cell(v.paper_value or "-", "num"),
@@ -322,13 +327,50 @@ def claims_table(verdicts: Sequence[Verdict]) -> dict[str, Any]:
             cell(v.rule),
             cell(v.verdict, "verdict-" + v.verdict.replace(" ", "-")),
             cell(v.reason),
+            cell(v.fails_if or "-"),
         ]
         for v in verdicts
     ]
-    columns = ("claim", "where", "the paper says", "paper", "ours [95%]", "rule", "verdict", "why")
-    c = counts(verdicts)
-    caption = "; ".join(f"{n} {k}" for k, n in c.items() if n) + f" (of {len(verdicts)})."
-    return table("Paper claims", columns, rows, caption)
+    columns = (
+        "claim",
+        "where",
+        "the paper says",
+        "paper",
+        "ours [95%]",
+        "rule",
+        "verdict",
+        "why",
+        "it would have failed if",
+    )
+    title = (
+        "Harness claims"
+        if verdicts and all(v.kind == "harness" for v in verdicts)
+        else ("Paper claims")
+    )
+    primaries = sum(not v.reading_of for v in verdicts)
+    caption = f"{tally_text(verdicts)} (of {primaries})."
+    if primaries < len(verdicts):
+        caption += f" {len(verdicts) - primaries} other readings are shown under their claims."
+    return table(title, columns, rows, caption)
+
+
+def givens_table(givens: Sequence[Given]) -> dict[str, Any] | None:
+    """The paper's numbers that our run takes as inputs or meets by construction."""
+    if not givens:
+        return None
+    rows = [
+        [cell(g.what), cell(g.paper), cell(g.value), cell(g.basis), cell(g.why)] for g in givens
+    ]
+    caption = (
+        "Not claims: our run cannot fail them, because we set them from the paper or they hold "
+        "by construction. They are not counted."
+    )
+    return table(
+        "Taken from the paper or true by construction",
+        ("what", "where", "paper", "basis", "why"),
+        rows,
+        caption,
+    )
 
 
 def is_experiment_dir(path: Path) -> bool:
@@ -374,6 +416,7 @@ def section(experiment: Experiment[Any], out: Path) -> dict[str, Any]:
         "skipped": experiment.skipped(config),
         "claims": [v.to_dict() for v in verdicts],
         "claims_table": claims_table(verdicts),
+        "givens_table": givens_table(experiment.givens(config)),
         "figure_groups": experiment.figures(config, mine),
         "tables": experiment.tables(config, mine),
         "records_table": records_table(experiment, mine),

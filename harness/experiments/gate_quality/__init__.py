@@ -244,6 +244,9 @@ class GateQuality(Experiment[GateQualityConfig]):
                 "rejection rate / alpha, pooled over the test gates",
                 cl.within_factor(1.0, 1.5),  # "at rate alpha": about alpha, within 1.5x
                 partial(_pooled, alpha=a, kinds=("test",)),
+                fails_if="the pooled rate lies outside [alpha / 1.5, 1.5 alpha]: a miscalibrated "
+                "p-value (too liberal or too conservative) moves it, and the seeds are many",
+                kind="harness",
             ),
             cl.Claim(
                 "ffr-conservative",
@@ -252,6 +255,9 @@ class GateQuality(Experiment[GateQualityConfig]):
                 "rejection rate / alpha, pooled over the combined and bound gates",
                 cl.below(1.0),  # "at most alpha"
                 partial(_pooled, alpha=a, kinds=("combined", "bound")),
+                fails_if="the pooled rate lies above alpha: a combined or bound gate whose "
+                "correction is too weak rejects correct samplers more often",
+                kind="harness",
             ),
             cl.Claim(
                 "ffr-every-gate",
@@ -260,6 +266,9 @@ class GateQuality(Experiment[GateQualityConfig]):
                 "largest rejection rate / alpha over (family, gate)",
                 cl.below(1.5),  # consistent with alpha: not above it by more than 1.5x
                 partial(_worst_gate, alpha=a),
+                fails_if="one (family, gate) rejects correct samplers above 1.5 alpha: any single "
+                "miscalibrated gate does",
+                kind="harness",
             ),
             *(
                 cl.Claim(
@@ -269,6 +278,9 @@ class GateQuality(Experiment[GateQualityConfig]):
                     "share of the planted bugs caught",
                     cl.above(CATCH_BARS[level], f"above {CATCH_BARS[level]:g} (the project's bar)"),
                     partial(_caught, level=level),
+                    fails_if="the share caught lies below the bar: a gate too weak at this level "
+                    "misses planted bugs",
+                    kind="harness",
                 )
                 for level in config.catch_levels
             ),

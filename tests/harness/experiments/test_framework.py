@@ -52,7 +52,8 @@ def test_every_rule_decides_both_ways_and_says_what_would_decide(
     verdict, reason, need = rule.outcome(straddle)
     assert verdict == "inconclusive" and "straddles" in reason
     if straddle.value not in (rule.low, rule.high):
-        assert need is not None and need > straddle.n and f"about {need} runs" in reason
+        assert need is not None and need > straddle.n
+        assert f"about {need - straddle.n} more runs ({need} in all)" in reason
 
 
 def test_runs_to_decide_follow_the_square_root_law() -> None:
