@@ -106,6 +106,8 @@ class TemplateGumbelMax(Experiment[GumbelMaxConfig]):
                 # An exact sampler: the ratio is 1; 2% is far beyond any bias we would accept.
                 rule=within_factor(1.0, 1.02),
                 measure=_frequency,
+                # Possible here: a sampler off by 2% in that state's mass moves the ratio out.
+                fails_if="the ratio's interval lies outside [0.98, 1.02]: a biased sampler",
             ),
         )
 

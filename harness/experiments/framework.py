@@ -319,7 +319,7 @@ def claims_table(verdicts: Sequence[Verdict]) -> dict[str, Any]:
     reading of a claim sits under it, marked, and is not counted."""
     rows = [
         [
-            cell(("another reading of " + v.reading_of + ": ") * bool(v.reading_of) + v.id),
+            cell(f"another reading of {v.reading_of}: {v.id}" if v.reading_of else v.id),
             cell(v.paper),
             cell(v.text),
             cell(v.paper_value or "-", "num"),

@@ -116,24 +116,53 @@ def test_a_full_run_report_is_small_and_opens_fast(browser, tmp_path):
     assert wall_s - blank_s < LOAD_BUDGET_S, f"report {wall_s:.2f} s vs blank {blank_s:.2f} s"
 
 
-def test_the_claims_count_is_the_first_thing_under_the_title(browser, tmp_path):
-    """The report's first screen counts the paper claims by verdict, with a link to each
-    experiment; checked on the DOM Chromium builds from a tiny experiment run."""
-    from tests.harness.experiments.tiny import tiny_potts
+def _first_screen_experiment():
+    """The template experiment with claims of every kind the first screen counts: a paper
+    claim judged, one whose setting differs (its rule alone: not reproduced), another reading
+    of a claim (not counted) and a harness claim."""
+    import dataclasses
+
+    from harness.experiments.claims import within_factor
+    from tests.docs.test_template_experiment import T
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class ScreenConfig(T.GumbelMaxConfig):
+        experiment = "first-screen"
+
+    class Screen(T.TemplateGumbelMax, T.Experiment[ScreenConfig]):
+        """The template with claims of every kind."""
+
+        def claims(self, config):
+            (top,) = super().claims(config)
+            twice = within_factor(2.0, 1.02)  # the frequency is p, never 2p: not reproduced
+            other = dataclasses.replace(top, id="top-twice-reading", rule=twice)
+            return (
+                dataclasses.replace(top, readings=(other,)),
+                dataclasses.replace(top, id="top-twice", rule=twice, differs="another target"),
+                dataclasses.replace(top, id="gate-claim", kind="harness"),
+            )
+
+    return Screen(), ScreenConfig.for_level("quick", seed=0)
+
+
+def test_the_claims_count_is_the_first_thing_under_the_title(browser, tmp_path, monkeypatch):
+    """The report's first screen counts the paper claims by verdict, the rule-alone split of
+    "setting differs" and the harness's own claims apart, with a link to each experiment;
+    checked on the DOM Chromium builds from two tiny experiment runs."""
+    import harness.experiments
+    from tests.harness.experiments.tiny import run_tiny, tiny_potts
 
     tiny_potts(tmp_path / "potts")
-    report = write_report([tmp_path / "potts"], tmp_path / "report.html")
+    screen, config = _first_screen_experiment()
+    monkeypatch.setattr(
+        harness.experiments, "EXPERIMENTS", (*harness.experiments.EXPERIMENTS, screen)
+    )
+    run_tiny(screen, config, tmp_path / "screen")
+    report = write_report([tmp_path / "potts", tmp_path / "screen"], tmp_path / "report.html")
     done = run_command(
-        [
-            browser,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--dump-dom",
-            report.resolve().as_uri(),
-        ],
+        headless(
+            browser, tmp_path / "profile", 1280, 2400, "--dump-dom", report.resolve().as_uri()
+        ),
         timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]
@@ -142,6 +171,17 @@ def test_the_claims_count_is_the_first_thing_under_the_title(browser, tmp_path):
     count = dom.index('id="claims-count"')
     assert title < count < dom.index("<nav>") and "Paper claims: " in dom
     assert 'href="#exp-potts"' in dom and 'id="exp-potts"' in dom
+    screen_line = re.search(r'id="paper-claims">Paper claims:(.*?)</span>', dom, re.S)
+    assert screen_line is not None
+    text = " ".join(screen_line.group(1).split())
+    assert "setting differs (rule alone: " in text and "1 not reproduced)" in text, text
+    harness_line = re.search(r'id="harness-claims">(.*?)</span>', dom, re.S)
+    assert harness_line is not None and "Harness claims (gate quality): 1 " in harness_line.group(1)
+    assert "of 1." in harness_line.group(1)
+    # The reading is shown in the section and not counted: "first-screen" has two primaries.
+    assert "another reading of top-frequency" in dom
+    line = re.search(r'href="#exp-first-screen">first-screen</a>:([^<]*)', dom)
+    assert line is not None and "1 setting differs" in line.group(1), line
 
 
 #: The red of the marks where an ECDF difference leaves its band (harness.figures.EXIT_COLOUR).
