@@ -28,6 +28,8 @@ IMPL = "numba"
 MAX_CHUNK = 25_000
 #: Pseudo-count per bin, so that an empty bin gives a finite KL (Jeffreys' 1/2).
 PSEUDO_COUNT = 0.5
+#: States of a Gibbs-ITS chain's second half at which the cost of rejection is computed.
+REJECTION_STATES = 400
 build_target = lru_cache(maxsize=2)(continuous_spin_grid)
 
 
@@ -117,6 +119,26 @@ def kl_floor(n_bins: int, n_vars: int, steps: int, ref_states: int) -> float:
     return 2.0 * (n_bins - 1) * n_vars * (1.0 / steps + 1.0 / ref_states)
 
 
+def rejection_cost(target: Any, x: np.ndarray) -> dict[str, float]:
+    """Expected proposals per acceptance of a rejection step at state ``x``, over a uniformly
+    drawn site: w (b - a) / int_a^b exp(E_i(v)) dv, E_i linear in v (bilinear factors). log w
+    is the constant L ("constant": the least constant at or above every conditional's energy)
+    or the site's own sum of M_phi ("per_site": the envelope of our gibbs-rejection kernel)."""
+    p, q, n = target.scopes[:, 0], target.scopes[:, 1], target.n_vars
+    c0, c1, c2, c3 = target.coefs.T
+    const = np.bincount(p, c0 + c2 * x[q], n) + np.bincount(q, c0 + c1 * x[p], n)
+    slope = np.bincount(p, c1 + c3 * x[q], n) + np.bincount(q, c2 + c3 * x[p], n)
+    width, mag = target.b - target.a, np.maximum(np.abs(slope), 1e-12)
+    top = np.maximum(slope * target.a, slope * target.b)
+    log_z = const + top + np.log(-np.expm1(-mag * width) / mag)  # log int exp(E_i)
+    site_m = np.bincount(p, target.M, n) + np.bincount(q, target.M, n)
+    base = np.log(width) - log_z
+    return {
+        "constant": float(np.mean(np.exp(target.L + base))),
+        "per_site": float(np.mean(np.exp(site_m + base))),
+    }
+
+
 def run_chain(
     s: RunSetting, reference: dict[str, Any] | None, *, rng: np.random.Generator
 ) -> list[dict[str, Any]]:
@@ -140,6 +162,11 @@ def run_chain(
     snaps: list[np.ndarray] = []
     times: list[float] = []
     done, chunks, spent = 0, 0, 0.0
+    # the states at which a Gibbs-ITS chain prices rejection: its second half, evenly spaced
+    half = s.n_steps // 2
+    stride = max(1, (s.n_steps - half) // REJECTION_STATES)
+    priced = reference is not None and s.algorithm == "gibbs-its"
+    cost: dict[str, list[float]] = {"constant": [], "per_site": []}
     for mark in marks:
         while done < mark:
             steps = min(MAX_CHUNK, mark - done)
@@ -152,6 +179,11 @@ def run_chain(
                 counts += bin_counts(chain.values[skip:], c.n_bins)
                 for name, arr in chain.extras.items():
                     sums[name] = sums.get(name, 0.0) + float(np.sum(arr[skip:]))
+            if priced:
+                for row in range(max(half - done, 0), steps):
+                    if (done + row - half) % stride == 0:
+                        for name, v in rejection_cost(target, chain.values[row]).items():
+                            cost[name].append(v)
             x = chain.values[-1].copy()
             done += steps
         snaps.append(counts.copy())
@@ -188,4 +220,6 @@ def run_chain(
         "paper_factors": 190.0 if s.algorithm != "gibbs-its" else None,
         "chunks": chunks,
     }
+    if priced:
+        record["rejection_proposals"] = cost
     return [{**record, "wall_s": time.perf_counter() - t_start, "type": "chain"}]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from harness.engine import label_words
-from harness.experiments.claims import judge
+from harness.experiments.claims import judge, primary
 from harness.experiments.continuous_spin import ContinuousSpin
 from harness.experiments.continuous_spin.run import (
     ContinuousSpinConfig,
@@ -167,7 +167,14 @@ def test_section_opens_with_claims_and_has_svg_figures(tiny_run: Path, tmp_path:
         "pgda"
     ] * 2
     ids = [c["id"] for c in sec["claims"]]
-    assert len(ids) == len(set(ids)) == 14 and "factors-pgda-kept" in ids
+    # 5 claims, each factor-count reading and sampler row and rejection's other envelope under
+    # them; L and the "fraction of factors" are givens
+    assert len(ids) == len(set(ids)) == 10 and {"factors", "factors-pgda", "factors-kept"} <= set(
+        ids
+    )
+    assert "L" not in ids and len(sec["claims"]) - len(primary(sec["claims"])) == 5
+    rejection = [r for r in load_records(tiny_run / RECORDS) if r.get("label") == "gibbs-its"]
+    assert all(len(r["rejection_proposals"]["constant"]) > 0 for r in rejection)
     page = write_report([tiny_run], tmp_path / "report.html").read_text(encoding="utf-8")
     assert page.index("Paper claims</h3>") < page.index("Symmetric KL divergence")
     # A partial run: the reference and 2 chains.
@@ -179,9 +186,13 @@ def test_section_opens_with_claims_and_has_svg_figures(tiny_run: Path, tmp_path:
     assert not sec["complete"] and sec["missing"] == 4 and len(sec["records_table"]["rows"]) == 3
 
 
-def _chains(label: str, level: float, s_per_iter: float, factors: float) -> list[dict]:
-    """Three made-up runs: sym KL = level x 1e3 / iterations, timed at s_per_iter."""
+def _chains(
+    label: str, level: float, s_per_iter: float, factors: float, proposals: float = 0.0
+) -> list[dict]:
+    """Three made-up runs: sym KL = level x 1e3 / iterations, timed at s_per_iter; a rejection
+    step's cost ``proposals`` at Gibbs-ITS's states."""
     its = np.array([400, 1_000, 10_000, 100_000])
+    cost = {"constant": [proposals] * 4, "per_site": [proposals] * 4}
     return [
         {
             "type": "chain",
@@ -194,6 +205,7 @@ def _chains(label: str, level: float, s_per_iter: float, factors: float) -> list
             "factors_per_iter": factors * f,
             "draws_per_iter": factors * f,
             "kept_per_iter": factors * f,
+            "rejection_proposals": {k: [v * f for v in vs] for k, vs in cost.items()},
         }
         for f in (0.999, 1.0, 1.001)
     ]
@@ -201,11 +213,14 @@ def _chains(label: str, level: float, s_per_iter: float, factors: float) -> list
 
 def test_claims_decide_both_ways() -> None:
     claims = SPIN.claims(tiny_config())
-    # PGITS and PGDA: 190 factors, close to Gibbs per iteration (PGDA ahead), half its time.
-    good = [{"type": "reference", "L": 13.708}, *_chains("gibbs-its", 1.0, 2e-5, 399.0)]
+    claims += tuple(r for c in claims for r in c.readings)
+    # PGITS and PGDA: 190 factors, close to Gibbs per iteration (PGDA ahead), half its time;
+    # rejection at 500 proposals per acceptance.
+    good = [{"type": "reference", "L": 13.708}, *_chains("gibbs-its", 1.0, 2e-5, 399.0, 500.0)]
     good += _chains("pgits", 1.3, 1e-5, 190.0) + _chains("pgda", 0.9, 1e-5, 190.0)
-    # Twice the factors, far worse per iteration (PGITS ahead), twice Gibbs's time; another L.
-    bad = [{"type": "reference", "L": 12.0}, *_chains("gibbs-its", 1.0, 2e-5, 399.0)]
+    # Twice the factors, far worse per iteration (PGITS ahead), twice Gibbs's time; rejection
+    # at 50 proposals.
+    bad = [{"type": "reference", "L": 12.0}, *_chains("gibbs-its", 1.0, 2e-5, 399.0, 50.0)]
     bad += _chains("pgits", 5.0, 4e-5, 400.0) + _chains("pgda", 8.0, 4e-5, 400.0)
     assert {judge(c, []).verdict for c in claims} == {"inconclusive"}
     assert {c.id: judge(c, good).verdict for c in claims} == {c.id: "reproduced" for c in claims}

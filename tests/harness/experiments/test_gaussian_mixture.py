@@ -68,7 +68,7 @@ def test_tiny_run_records_and_section(finished: tuple[Path, RunSummary]) -> None
     assert rej["label"] == "gibbs-rejection" and rej["proposals_per_iter"] > 1.0
     assert rej["params"]["envelope"] == truth["envelope"]
     assert "gibbs-rejection" in summary.text and "claims:" in summary.text
-    assert json.loads((out / "claims.json").read_text())[0]["id"] == "factors-draws"
+    assert json.loads((out / "claims.json").read_text())[0]["id"] == "factors"
 
     sec = section(get_experiment("gaussian-mixture"), out)
     assert sec["complete"] and sec["missing"] == 0 and sec["planned"] == 4
@@ -78,8 +78,10 @@ def test_tiny_run_records_and_section(finished: tuple[Path, RunSummary]) -> None
     labels = [row[0]["text"] for row in sec["records_table"]["rows"]]
     assert labels == ["pgits", "pgda", "gibbs-rejection"]
     verdicts = {c["id"]: c["verdict"] for c in sec["claims"]}
-    assert verdicts["pg-accurate"] == "setting differs"  # 800 iterations, not 1e6
-    assert verdicts["rejection-fails"] == "inconclusive"  # one chain gives no interval
+    # judged at our 800 iterations, not set aside for differing from the paper's 1e6
+    assert verdicts["pg-accurate"] in ("reproduced", "not reproduced", "inconclusive")
+    assert "rejection-fails" not in verdicts  # true at this budget by construction: a given
+    assert "by construction" in {g.basis for g in GM.givens(tiny_config())}
 
 
 def test_chains_wait_for_the_truth_record(finished: tuple[Path, RunSummary]) -> None:
@@ -208,7 +210,9 @@ def _made_up(draws: float, distinct: float, tv: float, rejection_tv: float) -> l
                     "label": label,
                     "draws_per_iter": draws * f,
                     "factors_per_iter": distinct * f,
+                    "kept_per_iter": draws * f,
                     "tv": error * f,
+                    "iid_tv": 0.02,
                 }
             )
     return records
@@ -218,7 +222,9 @@ def _made_up(draws: float, distinct: float, tv: float, rejection_tv: float) -> l
 def test_claims_decide_both_ways(level: str) -> None:
     good = _made_up(draws=2000.0, distinct=1800.0, tv=0.03, rejection_tv=0.8)
     bad = _made_up(draws=5000.0, distinct=500.0, tv=0.3, rejection_tv=0.1)
-    # A differing claim: the quick level's chains are shorter than the paper's.
-    assert_decided(GM.claims(GM.config(level)), good, "reproduced")
-    assert_decided(GM.claims(GM.config(level)), bad, "not reproduced")
-    assert [c.differs != "" for c in GM.claims(GM.config("full"))] == [False] * 4
+    claims = GM.claims(GM.config(level))
+    readings = tuple(r for c in claims for r in c.readings)
+    assert_decided(claims + readings, good, "reproduced")
+    assert_decided(claims + readings, bad, "not reproduced")
+    # shorter chains than the paper's are judged, not set aside: no claim differs at any level
+    assert [c.id for c in claims if c.differs] == []

@@ -1,4 +1,4 @@
-"""The minibatch-gap experiment (003, Thm. 1-2) on tiny graphs: records, resume, claims, report."""
+"""The minibatch-gap experiment (003, Thm. 1-3) on tiny graphs: records, resume, claims, report."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from harness.experiments.claims import judge
 from harness.experiments.declare import LEVELS, from_manifest
 from harness.experiments.framework import run, section
 from harness.experiments.minibatch_gap import MinibatchGap, exact_settings
+from harness.experiments.minibatch_gap.chebyshev import bound, interpolation_error
 from harness.experiments.minibatch_gap.gaps import (
     OBSERVABLES,
     ChainSpec,
@@ -56,7 +57,8 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert exact.ran == exact.planned == n_exact
     assert {r["type"] for r in load_records(out / RECORDS)} == {"exact"}
     rest = run_tiny(GAP, tiny_config(), out)  # the chains join the exact records already there
-    assert rest.already_done == n_exact and rest.ran == rest.planned - n_exact == 4
+    # the chains and Thm. 3's interpolation task join the exact records already there
+    assert rest.already_done == n_exact and rest.ran == rest.planned - n_exact == 5
     return out
 
 
@@ -167,8 +169,10 @@ def test_levels_round_trip_and_keys_match_the_old_code() -> None:
         assert (
             from_manifest(MinibatchGapConfig, json.loads(json.dumps(config.manifest()))) == config
         )
-    assert len(GAP.plan(GAP.config("quick"), [], "all")) == 30
-    assert len(GAP.plan(GAP.config("full"), [], "all")) == 58
+    # the exact gaps and the chains, and one unseeded task for Thm. 3
+    assert len(GAP.plan(GAP.config("quick"), [], "all")) == 31
+    assert len(GAP.plan(GAP.config("full"), [], "all")) == 59
+    assert [t.seed for t in GAP.plan(GAP.config("quick"), [], "chebyshev")] == [None]
     tasks = {t.key: t for t in GAP.plan(GAP.config("quick", 7), [], "all")}
     # Literal keys of the pre-framework code: exact tasks are unseeded, chains seeded by key.
     assert tasks["exact|g3-D2-L1|lam=0.25"].seed is None
@@ -180,13 +184,20 @@ def test_levels_round_trip_and_keys_match_the_old_code() -> None:
 
 def test_section_opens_with_claims_and_has_svg_figures(finished: Path, tmp_path: Path) -> None:
     s = section(GAP, finished)
-    assert s["name"] == "minibatch-gap" and s["complete"] and s["planned"] == 14
+    assert s["name"] == "minibatch-gap" and s["complete"] and s["planned"] == 15
     assert s["notes"] == ["tiny test configuration"] and s["skipped"] == []
     figures = [f for g in s["figure_groups"] for f in g["figures"]]
     assert len(figures) == 2  # one per chain group
     assert all("<svg" in f["svg"] for f in figures)
     verdicts = {c["id"]: c["verdict"] for c in s["claims"]}
-    assert verdicts == {f"thm{t}-{g}": "reproduced" for t in (1, 2) for g in "ab"}
+    # one claim per theorem, each graph's own least ratio under it
+    ids = ["thm1", "thm1-a", "thm1-b", "thm2", "thm2-a", "thm2-b", "thm3-chebyshev"]
+    assert verdicts == dict.fromkeys(ids, "reproduced")
+    assert [c["id"] for c in s["claims"] if not c["reading_of"]] == [
+        "thm1",
+        "thm2",
+        "thm3-chebyshev",
+    ]
     assert len(s["records_table"]["rows"]) == 10  # the exact settings
     page = write_report([finished], tmp_path / "report.html").read_text(encoding="utf-8")
     assert page.index("Paper claims</h3>") < page.index("Gaps estimated from chains")
@@ -224,11 +235,28 @@ def _exact(graph: str, lam: float, L: float, r1: float, r2: float) -> dict:
     }
 
 
+def _chebyshev(*ratios: float) -> dict:
+    cases = [
+        {"kappa": 1.0, "m": 3, "error": 1e-4, "bound": q * 1e-4, "judged": True} for q in ratios
+    ]
+    return {"type": "chebyshev", "cases": cases}
+
+
 def test_claims_decide_both_ways() -> None:
     claims = GAP.claims(tiny_config())
+    claims += tuple(r for c in claims for r in c.readings)
     # Made-up ratios at 1.5x each bound (reproduced), then one lam at 0.9x (not reproduced).
     good = [_exact(g, m * L, L, 1.5, 1.5) for g, L in (("a", 1.0), ("b", 3.0)) for m in (1, 4)]
     bad = [*good, *(_exact(g, 4 * L, L, 0.9, 0.9) for g, L in (("a", 1.0), ("b", 3.0)))]
+    good.append(_chebyshev(2.0, 30.0))
+    bad.append(_chebyshev(30.0, 0.9))
     assert {judge(c, good).verdict for c in claims} == {"reproduced"}
     assert {judge(c, bad).verdict for c in claims} == {"not reproduced"}
     assert judge(claims[0], []).verdict == "inconclusive"
+
+
+def test_thm3_can_fail_an_interpolant_of_too_low_a_degree() -> None:
+    # The bound at m = 10 is far below a degree-3 interpolant's error: a kernel that built a
+    # lower degree than it states would fail the claim.
+    assert bound(4.0, 10)[0] < interpolation_error(4.0, 3) / 1e3
+    assert interpolation_error(4.0, 10) < bound(4.0, 10)[0]

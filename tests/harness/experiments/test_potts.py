@@ -10,6 +10,7 @@ import pytest
 
 from harness.engine import label_words
 from harness.experiments import get_experiment
+from harness.experiments.claims import judge
 from harness.experiments.common import checkpoints
 from harness.experiments.declare import from_manifest
 from harness.experiments.framework import run, section
@@ -55,7 +56,7 @@ def test_tiny_run_writes_records_and_resumes_without_duplicates(tmp_path: Path) 
         assert all(e >= 0 for e in r["error"])
         assert r["task_id"] == r["key"] and r["type"] == "chain"
     assert "gibbs" in first.text and "final error" in first.text and "claims:" in first.text
-    assert json.loads((out / "claims.json").read_text())[0]["id"] == "factors-pg-0.1-draws"
+    assert json.loads((out / "claims.json").read_text())[0]["id"] == "factors"
 
     again = run_tiny(POTTS, tiny_config(), out)
     assert (again.ran, again.already_done) == (0, 12)
@@ -167,7 +168,8 @@ def test_section_opens_with_claims_and_has_svg_figures(tiny_run: Path) -> None:
     figures = [f for g in sec["figure_groups"] for f in g["figures"]]
     assert len(figures) == 2 and all(f["svg"].startswith("<svg") for f in figures)
     ids = [c["id"] for c in sec["claims"]]
-    assert "factors-pg-1-draws" in ids and "L" in ids and len(ids) == len(set(ids))
+    assert {"factors", "factors-draws", "factors-pg-1", "L"} <= set(ids)
+    assert len(ids) == len(set(ids))
     # Two runs per sampler: every ratio claim has an interval, so none is left undecided
     # for want of runs.
     by_id = {c["id"]: c for c in sec["claims"]}
@@ -216,7 +218,9 @@ def _made_up(good: bool) -> list[dict]:
                     "n_steps": 100_000,
                     "L": 5.09 if good else 3.0,
                     "draws_per_iter": count,
+                    "kept_per_iter": count,
                     "factors_per_iter": count,
+                    "iterations": [1, 100_000],
                     "error": [1.0, error[label] * jitter],
                     "sampler_s": [0.0, us[label] * 0.1 * jitter],
                 }
@@ -226,5 +230,26 @@ def _made_up(good: bool) -> list[dict]:
 
 def test_claims_decide_both_ways() -> None:
     claims = POTTS.claims(POTTS.config("quick"))
-    assert_decided(claims, _made_up(True), "reproduced")
-    assert_decided(claims, _made_up(False), "not reproduced")
+    readings = tuple(r for c in claims for r in c.readings)
+    assert_decided(claims + readings, _made_up(True), "reproduced")
+    assert_decided(claims + readings, _made_up(False), "not reproduced")
+
+
+def test_the_factor_count_is_one_claim_with_its_other_readings_under_it() -> None:
+    claims = POTTS.claims(POTTS.config("quick"))
+    counts = [c for c in claims if c.id.startswith("factors")]
+    assert [c.id for c in counts] == ["factors"]  # one sentence, one counted claim
+    assert [r.id for r in counts[0].readings] == [
+        "factors-draws",
+        "factors-kept",
+        "factors-pg-0.1",
+        "factors-pg-1",
+        "factors-pg-5",
+    ]
+    # the farthest setting decides: one count off by 3x fails the claim alone
+    records = _made_up(True)
+    for r in records:
+        if r["label"] == "pg-5":
+            r["factors_per_iter"] *= 3.0
+    v = judge(counts[0], records)
+    assert v.verdict == "not reproduced" and "pg-5" in v.how
