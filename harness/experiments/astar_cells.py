@@ -16,7 +16,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from harness.engine import Records, Task
-from harness.experiments.claims import bootstrap
+from harness.experiments import claims as cl
 from harness.experiments.declare import Config
 from harness.experiments.framework import Column, Experiment, task
 from harness.experiments.plots import Line, group, line_figure
@@ -62,6 +62,7 @@ def run_cell(cell: Cell, rng: np.random.Generator) -> Records:
 
     make = {
         "peaky": box_density.peaky_exponential,
+        "peaky-global": peaky_global,
         "clutter": box_density.clutter,
         "gaussian-mean": gaussian_mean.gaussian_mean,
         "robust": robust_regression.robust_regression,
@@ -93,12 +94,15 @@ def cells(records: Records, keep: Callable[[dict[str, Any]], bool] = lambda r: T
     return [r for r in records if r.get("type") == "cell" and keep(r)]
 
 
-def _groups(records: Records) -> list[list[tuple[tuple[str, float], np.ndarray]]]:
-    """Per data set (a record's data seed): each (series, x) with its [liks, bounds, draws]."""
+def _groups(
+    records: Records, by: Callable[[Any], Any] = lambda seed: seed
+) -> list[list[tuple[tuple[str, float], np.ndarray]]]:
+    """Per data set (``by`` of a record's data seed): each (series, x) with its [liks, bounds,
+    draws]."""
     groups: dict[Any, list[Any]] = {}
     for r in cells(records):
         s = np.array([np.sum(r["liks"]), np.sum(r["bounds"]), len(r["liks"])], dtype=float)
-        groups.setdefault(r["target_args"].get("seed"), []).append(((r["series"], r["x"]), s))
+        groups.setdefault(by(r["target_args"].get("seed")), []).append(((r["series"], r["x"]), s))
     return list(groups.values())
 
 
@@ -113,10 +117,114 @@ def means(records: Records) -> Means:
     return _pool(_groups(records))
 
 
-def on(keep: Callable[[dict[str, Any]], bool], f: Callable[[Means], float]) -> Callable:
+def on(
+    keep: Callable[[dict[str, Any]], bool],
+    f: Callable[[Means], float],
+    confidence: float = cl.CONFIDENCE,
+    by: Callable[[Any], Any] = lambda seed: seed,
+) -> Callable:
     """A claim's measure: ``f`` of the pooled means of the cells ``keep`` selects, with a
-    bootstrap over data sets (samplers run on the same data stay paired)."""
-    return lambda rs: bootstrap(_groups(cells(rs, keep)), lambda gs: f(_pool(gs)), "data sets")
+    bootstrap over data sets (samplers run on the same data stay paired; ``by`` of the seed
+    names a group, so that settings with data sets of their own resample together)."""
+    return lambda rs: boot(_groups(cells(rs, keep), by), lambda gs: f(_pool(gs)), confidence)
+
+
+def boot(
+    groups: list[Any], statistic: Callable[[list[Any]], float], confidence: float
+) -> cl.Estimate:
+    """:func:`claims.bootstrap` over data sets at ``confidence`` (a Bonferroni share of a
+    joint claim's level): the same seed, resamples, minimum and refusals."""
+    if confidence == cl.CONFIDENCE or len(groups) < cl.MIN_BOOTSTRAP:
+        return cl.bootstrap(groups, statistic, "data sets")
+    value = float(statistic(groups))
+    rng = np.random.default_rng(0)
+    picks = [rng.integers(0, len(groups), len(groups)) for _ in range(cl.BOOTSTRAP)]
+    s = np.array([float(statistic([groups[i] for i in pick])) for pick in picks])
+    s = s[np.isfinite(s)]
+    if s.size < cl.BOOTSTRAP // 2:
+        raise cl.Inconclusive("the statistic is not finite on most resamples of the data sets")
+    lo, hi = np.quantile(s, [(1 - confidence) / 2, (1 + confidence) / 2])
+    how = "bootstrap, percentile"
+    return cl.Estimate(value, float(lo), float(hi), len(groups), "data sets", how)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One setting of a joint claim: its label, its measure at a given confidence and its
+    band."""
+
+    label: str
+    measure: Callable[[Records, float], cl.Estimate]
+    rule: cl.Rule
+
+
+def _reach(rule: cl.Rule, a: float, b: float) -> tuple[float, float]:
+    """The least and largest signed distance to ``rule``'s band over values in [a, b]: on the
+    rule's scale, max(low - v, v - high), negative inside the band (convex in v)."""
+    g = (lambda v: math.log(max(v, 1e-300))) if rule.log else (lambda v: v)
+    lo = g(rule.low) if math.isfinite(rule.low) else -math.inf
+    hi = g(rule.high) if math.isfinite(rule.high) else math.inf
+
+    def s(v: float) -> float:
+        return max(lo - v, v - hi)
+
+    ga, gb = g(a), g(b)
+    points = [ga, gb]
+    if math.isfinite(lo) and math.isfinite(hi):
+        points.append(min(max((lo + hi) / 2, ga), gb))
+    return min(s(v) for v in points), max(s(ga), s(gb))
+
+
+def jointly(parts: list[Part]) -> Callable[[Records], cl.Estimate]:
+    """One claim over several settings ("16% to 40% over every D"): every part in its band.
+    The quantity is the worst part's signed distance to its band (on its rule's scale; below 0:
+    inside), each part's interval at a Bonferroni share of the level, so the claim holds when
+    every interval lies inside its band and fails when any lies wholly outside."""
+    confidence = 1 - (1 - cl.CONFIDENCE) / len(parts)
+
+    def measure(records: Records) -> cl.Estimate:
+        ests, missing = [], []
+        for p in parts:
+            try:
+                ests.append((p, p.measure(records, confidence)))
+            except cl.Inconclusive as exc:
+                missing.append((p, exc))
+        if missing:
+            values = [_reach(p.rule, e.value, e.value)[0] for p, e in ests]
+            values += [
+                _reach(p.rule, x.value, x.value)[0] for p, x in missing if x.value is not None
+            ]
+            said: dict[str, list[str]] = {}
+            for p, x in missing:
+                said.setdefault(str(x), []).append(p.label)
+            reason = "; ".join(f"{', '.join(labels)}: {why}" for why, labels in said.items())
+            raise cl.Inconclusive(reason, max(values) if len(values) == len(parts) else None)
+        reach = [_reach(p.rule, e.low, e.high) for p, e in ests]
+        value = max(_reach(p.rule, e.value, e.value)[0] for p, e in ests)
+        low, high = max(r[0] for r in reach), max(r[1] for r in reach)
+        e0 = ests[0][1]
+        how = f"worst of {len(parts)}, {e0.how} at {confidence:.4g} each (Bonferroni)"
+        return cl.Estimate(value, low, high, min(e.n for _, e in ests), e0.unit, how)
+
+    return measure
+
+
+#: The rule of a joint claim: every part's interval inside its band.
+JOINT = cl.below(0.0, "every setting inside its band (distance below 0)")
+
+
+def peaky_global(a: float) -> Any:
+    """001 Sec. 6.1's p(x) proportional to exp(-x) / (1 + x)^a with every box bounded by the
+    whole space's bound, M(R+) = o(0) = 0: 001 Sec. 5's A* with one global bound."""
+    from harness.targets.box_density import _peaky_log_lik, box_density
+
+    data = np.array([[a]])
+    lims = ([0.0], [math.inf], [("exponential", 1.0)])
+    return box_density(*lims, _peaky_log_lik, _global_bound, data, name=f"peaky-global-a{a:g}")
+
+
+def _global_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
+    return 0.0  # o = -a log(1 + x) <= o(0) = 0 on every box of x > 0
 
 
 def ratio(num: tuple[str, float], den: tuple[str, float], w: tuple[float, float]) -> Callable:

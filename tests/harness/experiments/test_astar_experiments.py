@@ -14,9 +14,15 @@ import pytest
 from harness.engine import label_words
 from harness.experiments import get_experiment
 from harness.experiments.astar_bounds import AstarBounds, BoundsConfig
-from harness.experiments.astar_cells import Cell
+from harness.experiments.astar_cells import Cell, run_cell
 from harness.experiments.astar_clutter import AstarClutter, ClutterConfig
-from harness.experiments.astar_drill_down import AstarDrillDown, DrillDownConfig, inverse_z
+from harness.experiments.astar_drill_down import DRILL as DRILL_SERIES
+from harness.experiments.astar_drill_down import (
+    GLOBAL,
+    AstarDrillDown,
+    DrillDownConfig,
+    inverse_z,
+)
 from harness.experiments.astar_intervals import MODELS, AstarIntervals, IntervalsConfig
 from harness.experiments.astar_robust import AstarRobust, RobustConfig, mode_of, slice_chain
 from harness.experiments.declare import from_manifest
@@ -30,9 +36,10 @@ INTERVALS, ROBUST = AstarIntervals(), AstarRobust()
 ALL = (DRILL, CLUTTER, BOUNDS, INTERVALS, ROBUST)
 
 TINY = {
-    # a = 1, 100, 1e4, 1e6; rejection at the first two.
+    # a = 1, 100, 1e4, 1e6; rejection at the first two; A* with the global bound in its own
+    # (slow) test below.
     "astar-drill-down": DrillDownConfig(
-        level="quick", seed=0, points=4, draws=200, rejection_top=100.0
+        level="quick", seed=0, points=4, draws=200, rejection_top=100.0, global_top=0.0
     ),
     "astar-clutter": ClutterConfig(level="quick", seed=0, dims=(1, 2), data_sets=2, per_set=5),
     "astar-bounds": BoundsConfig(level="quick", seed=0, ns=(1, 10), data_sets=1, per_set=5),
@@ -112,6 +119,22 @@ def test_drill_down_costs_a_binary_search_where_rejection_costs_1_over_z(tmp_pat
     assert 99 < inverse_z(100.0) < 101
     page = write_report([tmp_path / "out"], tmp_path / "r.html").read_text(encoding="utf-8")
     assert "astar-drill-down" in page and "Paper claims" in page
+
+
+@pytest.mark.slow  # 20 s: Numba compiles A* for the global bound
+def test_astar_with_one_global_bound_costs_what_rejection_costs() -> None:
+    # 001 Sec. 5: Geometric iterations of rate Z / (exp(M) nu) = Z here (M = 0, nu = 1).
+    cell = Cell(GLOBAL, 10.0, "astar", "peaky-global", {"a": 10.0}, 2000)
+    (record,) = run_cell(cell, np.random.default_rng(1))
+    liks = np.asarray(record["liks"])
+    se = liks.std() / math.sqrt(liks.size)
+    assert abs(liks.mean() - inverse_z(10.0)) < 3 * se and record["root_bound"] == 0.0
+    # The drill-down on the same target's own bounds costs a few evaluations.
+    (drill,) = run_cell(
+        Cell(DRILL_SERIES, 10.0, "astar-drill-down", "peaky", {"a": 10.0}, 200),
+        np.random.default_rng(1),
+    )
+    assert np.mean(drill["liks"]) < liks.mean() / 2
 
 
 @pytest.mark.slow  # 13 s: Numba compiles of the robust target's bounds
@@ -222,7 +245,7 @@ def test_task_keys_and_seeds_match_the_old_code(experiment: Any, level: str) -> 
     for key in OLD_KEYS[experiment, level]:
         assert key in tasks
         assert tasks[key].seed.entropy == 7 and tasks[key].seed.spawn_key == label_words(key)
-    sizes = {"astar-drill-down": 12, "astar-clutter": 80, "astar-bounds": 75}
+    sizes = {"astar-drill-down": 15, "astar-clutter": 90, "astar-bounds": 75}
     if level == "quick":
         assert len(tasks) == sizes[experiment.name]
 
@@ -249,22 +272,29 @@ def cell(series: str, x: float, liks: float, bounds: float, seed: Any = None, **
 
 
 def drill_records(holds: bool) -> list[dict[str, Any]]:
-    drill = [cell("drill-down A*", a, 5.0 if holds else 20.0, 1.0) for a in (1.0, 1e6)]
-    power = 1.0 if holds else 0.5
-    rejection = [cell("rejection", a, inverse_z(a) ** power, 0.0) for a in (1.0, 10.0, 100.0)]
-    return drill + rejection
+    # Holding: 1 + 0.6 ln a (a binary search, under 10 at a = 1e6); not: sqrt(a). A* with the
+    # global bound at 1 / Z a sample (the Geometric law's mean), or twice that.
+    def cost(a: float) -> float:
+        return 1 + 0.6 * math.log(a) if holds else math.sqrt(a)
+
+    drill = [cell(DRILL_SERIES, a, cost(a), 1.0) | {"liks": [cost(a)] * 10} for a in (1, 1e3, 1e6)]
+    rejection = [cell("rejection", a, inverse_z(a), 0.0) for a in (1.0, 10.0, 100.0)]
+    glob = [cell(GLOBAL, a, inverse_z(a) * (1 if holds else 2), 1.0) for a in (1.0, 10.0)]
+    return drill + rejection + glob
 
 
 def clutter_records(holds: bool) -> list[dict[str, Any]]:
-    # Holding: no bound evaluations, so every reading of the count is the liks; not holding:
-    # too cheap in every reading, growing 10x from D = 3 to 4, and OS* at twice A*.
+    # Holding: few bound evaluations, so every reading of the count is about the liks, growing 4.44x
+    # a dimension to 900 at D = 3 and 4000 at D = 4; not holding: too cheap in every reading,
+    # flat from D = 1 to 2 and growing 10x from D = 3 to 4, and OS* at twice A*'s likelihood
+    # evaluations and half its bound evaluations.
     out = []
-    for D, k in ((D, k) for D in (1, 2, 3, 4) for k in range(5)):
-        a = {3: 900.0, 4: 4000.0}.get(D, 10.0) if holds else {3: 90.0, 4: 900.0}.get(D, 1.0)
-        b = 0.0 if holds else a / 10
+    for D, k in ((D, k) for D in (1, 2, 3, 4, 5) for k in range(5)):
+        a = 4000 / (4000 / 900) ** (4 - D) if holds else {3: 90.0, 4: 900.0}.get(D, 1.0)
+        b = a / 1000 if holds else a / 10
         f = 1.25 if holds else 2.0
         out.append(cell("A*", D, a, b, 1000 * D + k))
-        out.append(cell("OS*", D, a * f, b * f, 1000 * D + k))
+        out.append(cell("OS*", D, a * f, b * (f if holds else 0.5), 1000 * D + k))
     return out
 
 
