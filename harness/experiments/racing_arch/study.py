@@ -526,3 +526,31 @@ def study_tables(config: ArchConfig, records: Records) -> list[dict[str, Any]]:
             "z: the gap in standard errors of the first look's estimate (m1 of N).",
         ),
     ]
+
+
+def findings(records: Records, step: str) -> str:
+    """What the diagnosis in this run's directory found for ``step``, read from its records
+    by the fixed rule: the explanations that account for the gap or contribute; or that it
+    has not run here."""
+    recs = sorted(
+        (r for r in records if r.get("kind") == "study"),
+        key=lambda r: (not _base(r), r["N"], r["key"]),
+    )
+    if not recs:
+        return "the diagnosis (--part study) has not run in this directory"
+    found = []
+    for r in recs:
+        for what, num, den in PAIRED:
+            _, est = _text(paired_factor, r, step, num, den)
+            found.append((what.split(":")[0], label(r), est))
+    for num, den, what in _chain_pairs(recs):
+        _, est = _text(chain_factor, num, den, step)
+        found.append((what, f"{label(num)}; {label(den)}", est))
+    shown = [
+        f"{what} at N = {where}: {est.text()} ({outcome(est)})"  # type: ignore[union-attr]
+        for what, where, est in found
+        if outcome(est) in ("accounts for the gap", "contributes")
+    ]
+    Ns = "; ".join(label(r) for r in recs)
+    head = f"the diagnosis in this directory (--part study; chains at N = {Ns})"
+    return f"{head}: " + ("; ".join(shown) if shown else "no explanation shown by its rule")

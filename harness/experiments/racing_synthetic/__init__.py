@@ -3,19 +3,23 @@ Sec. 5.1, Fig. 1), and Racing-Normal's wall-clock speedup over exact Gumbel-max.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import harness.experiments.claims as cl
 from harness.engine import Records, Task
 from harness.experiments.framework import Column, Experiment, task
 from harness.experiments.plots import Line, group, line_figure
+from harness.experiments.racing_synthetic.paper_claims import (
+    bound_claims,
+    coref_claims,
+    premise_claims,
+    reward_claims,
+)
 from harness.experiments.racing_synthetic.run import (
     ALGORITHMS,
     RacingSyntheticConfig,
-    Variant,
     error_settings,
+    run_coref,
     run_error_setting,
     run_premise,
     run_speed_setting,
@@ -24,11 +28,6 @@ from harness.experiments.racing_synthetic.run import (
 from harness.experiments.report_parts import cell, table
 from harness.store import done_tasks
 
-FIG = "000 Sec. 5.1, Fig. 1"
-PAPER_N = 100_000  # the paper's rewards per state: its noise levels are relative to it
-SMALL_DELTA = 0.01  # "delta << 1" read as two decades below 1
-EXCEPTION = (1e-5, "uniform")  # the (sigma, rewards) the paper names as the exception
-Measure = Callable[[Records], cl.Estimate]
 SPEED = (
     Column("sigma", "sigma", "g"),
     Column("rewards / racing draw", "mean_evals_per_draw", ".4g"),
@@ -44,193 +43,20 @@ SPEED = (
 )
 
 
-def _on(estimate: Measure, max_delta: float = 1.0, **where: Any) -> Measure:
-    """``estimate`` of the error records that match ``where``, up to ``max_delta``."""
-    return lambda records: estimate(
-        [r for r in cl.select(records, "error", **where) if r["delta"] <= max_delta]
-    )
-
-
-def _worst(recs: Records) -> cl.Estimate:
-    k, n, d = ([r[f] for r in recs] for f in ("errors", "n", "delta"))
-    return cl.worst_proportion(k, n, [1 / x for x in d])
-
-
-def _premise(records: Records, m1: int) -> cl.Estimate:
-    """The worst error rate / delta over the premise problems at first batch ``m1``."""
-    return _worst(cl.select(records, "premise", m1=m1))
-
-
-def _pooled(recs: Records) -> cl.Estimate:
-    """Errors seen / errors a bound met with equality would give (sum of n * delta)."""
-    k, n = sum(r["errors"] for r in recs), sum(r["n"] for r in recs)
-    return cl.proportion(k, n).scaled(n / sum(r["n"] * r["delta"] for r in recs))
-
-
-def _fewer(
-    records: Records, variant: str, others: tuple[str, ...], sigma: float | None
-) -> cl.Estimate:
-    """The best of ``others``' / Racing-Normal's proportion of rewards, over the cells of
-    ``sigma`` outside the exception, or (``sigma`` None) over the exception's cells."""
-    cells: dict[tuple[float, str, float], dict[str, float]] = {}
-    for r in cl.select(records, "error", variant=variant):
-        at = cells.setdefault((r["sigma"], r["distribution"], r["delta"]), {})
-        at[r["algorithm"]] = r["reward_proportion"]
-    ratios = []
-    for (s, dist, _), p in cells.items():
-        if (sigma is None) != ((s, dist) == EXCEPTION) or sigma not in (None, s):
-            continue
-        best = [p[a] for a in others if a in p]
-        if best and "racing-normal" in p:
-            ratios.append(min(best) / p["racing-normal"])
-    return cl.geometric_mean(ratios)
-
-
-def _overlap(records: Records, variant: str) -> cl.Estimate:
-    spread: dict[tuple[float, float], list[float]] = {}
-    for r in cl.select(records, "error", variant=variant, algorithm="racing-normal"):
-        spread.setdefault((r["sigma"], r["delta"]), []).append(r["reward_proportion"])
-    return cl.geometric_mean([max(p) / min(p) for p in spread.values() if len(p) > 1])
-
-
-def _differs(main: Variant) -> str:
-    """Why the main variant's noise levels are not the paper's, when its N is not."""
-    if main.N == PAPER_N:
-        return ""
-    return (
-        f"N = {main.N} rewards per state (paper: {PAPER_N:g}): at one sigma the reward gaps "
-        f"are {PAPER_N / main.N:g}x the paper's, so its noise levels are not the paper's"
-    )
-
-
-def _bound_claims(config: RacingSyntheticConfig) -> list[cl.Claim]:
-    """How each algorithm's errors stand against its bound delta."""
-    main, rn = config.variants[0], "racing-normal"
-    top, worst = max(main.sigmas), "largest error rate / delta over the settings"
-    pooled = "errors / (n x delta), pooled over the settings"
-    return [
-        # "keeps its error at or below delta": the worst setting's rate / delta at most 1.
-        *(
-            cl.Claim(
-                f"error-bound-{a}" + ("" if v is main else f"-{v.name}"),
-                f"{FIG}(b)-(d)" if v is main else "000 Sec. 5.1 (Appx. C.1)",
-                f"{a} keeps its error rate at or below delta in every setting ({v.name}).",
-                worst,
-                cl.below(1.0),
-                _on(_worst, variant=v.name, algorithm=a),
-            )
-            for v in config.variants
-            for a in v.algorithms
-        ),
-        cl.Claim(
-            "robust-lognormal",
-            "000 Sec. 5.1",
-            "Racing-Normal (m1 = 50) keeps its error bound with LogNormal rewards.",
-            worst + " with LogNormal rewards",
-            cl.below(1.0),  # "performs robustly": its bound holds there too
-            _on(_worst, variant=main.name, algorithm=rn, distribution="lognormal"),
-        ),
-        # "very loose": errors an order of magnitude below what the bound allows.
-        *(
-            cl.Claim(
-                f"loose-{a}",
-                f"{FIG}(b)-(d)",
-                f"The error bound is very loose for {a}.",
-                pooled,
-                cl.below(0.1),
-                _on(_pooled, variant=main.name, algorithm=a),
-            )
-            for a in ("lil-ucb", "racing-ebs")
-            if a in main.algorithms
-        ),
-        cl.Claim(
-            "sharp-racing-normal",
-            f"{FIG}(b)",
-            "The error bound is sharp for Racing-Normal when the noise is large and delta << 1 "
-            f"(read: sigma = {top:g}, the largest, and delta <= {SMALL_DELTA:g}).",
-            pooled,
-            cl.within_factor(1.0, 1.5),  # "sharp": about the bound, within 1.5x
-            _on(_pooled, SMALL_DELTA, variant=main.name, algorithm=rn, sigma=top),
-            differs=_differs(main),
-        ),
-    ]
-
-
-def _reward_claims(config: RacingSyntheticConfig) -> list[cl.Claim]:
-    """How many rewards Racing-Normal samples against the others."""
-    main, rn = config.variants[0], "racing-normal"
-    on = {(s.algorithm, s.sigma) for s in error_settings(config) if s.variant == main.name}
-    return [
-        # "much fewer": at least 2x fewer.
-        *(
-            cl.Claim(
-                f"rewards-vs-{other}-sigma{sigma:g}",
-                f"{FIG}(f)-(h)",
-                f"At the same delta Racing-Normal samples much fewer rewards than {other} "
-                f"(sigma = {sigma:g}; in all settings but sigma = 1e-5 with Uniform rewards).",
-                f"{other} / racing-normal proportion of rewards",
-                cl.above(2.0),
-                partial(_fewer, variant=main.name, others=(other,), sigma=sigma),
-            )
-            for other in ("lil-ucb", "racing-ebs")
-            for sigma in main.sigmas
-            if {(other, sigma), (rn, sigma)} <= on
-        ),
-        cl.Claim(
-            "rewards-exception",
-            f"{FIG}(f)-(h)",
-            "With sigma = 1e-5 and Uniform rewards Racing-Normal does not sample much fewer "
-            "rewards than the others.",
-            "best other / racing-normal proportion of rewards",
-            cl.below(2.0),  # not "much fewer"
-            partial(_fewer, variant=main.name, others=("lil-ucb", "racing-ebs"), sigma=None),
-            differs=_differs(main),
-        ),
-        cl.Claim(
-            "rn-overlap",
-            "000 Fig. 1 caption",
-            "Racing-Normal's proportions of rewards overlap for the three distributions.",
-            "largest / smallest proportion over the distributions",
-            cl.below(1.25),  # "overlap" on log axes: within 1.25x of each other
-            partial(_overlap, variant=main.name),
-        ),
-    ]
-
-
-def _premise_claims(config: RacingSyntheticConfig) -> list[cl.Claim]:
-    """Racing-Normal's promise on the verification problems of largest spread."""
-    p = config.premise
-    if p is None:
-        return []
-    return [
-        cl.Claim(
-            "premise-racing-normal",
-            "000 Sec. 3.3.2 (Assump. 6, Eq. 5, 8-9), Sec. 5.1",
-            f"Racing-Normal (m1 = {p.m1s[0]}) keeps its error at or below delta: B_Normal "
-            "solves Eq. 5 under the normal approximation of Assump. 6 (sigma_hat ~ sigma, the "
-            f"CLT); here delta = {p.delta:g} on the verification problems of largest spread "
-            f"({', '.join(p.problems)}).",
-            f"largest error rate / delta over the problems (m1 = {p.m1s[0]})",
-            cl.below(1.0),  # the promise itself: P(error) <= delta
-            partial(_premise, m1=p.m1s[0]),
-            paper_value="<= 1",
-        )
-    ]
-
-
 class RacingSynthetic(Experiment[RacingSyntheticConfig]):
     """D states, N rewards per state drawn from Normal(0,1), Uniform[0,1] or LogNormal(0,2),
     rescaled to a fixed pmf and reward variance sigma^2; lil-ucb, racing-ebs and racing-normal draw
     n samples per delta in {0.001, ..., 0.1}, each checked against the exact argmax under the same
     Gumbel noise; a benchmark times racing-normal against exact gumbel-max. quick: D=10, N=1e4,
-    n=2000 (minutes); full: the paper's sizes (about a day on one core). --part errors|speed|premise
-    (premise: Racing-Normal at delta = 1e-3 on the verification problems of largest spread, m1 = 50
-    and 100; seconds)."""
+    n=2000 (minutes); full: the paper's sizes (about a day on one core). --part
+    errors|speed|premise|coref (premise: Racing-Normal at delta = 1e-3 on the verification
+    problems of largest spread, m1 = 50 and 100; coref: Racing-Normal at delta = 0.05 on the
+    catalog's ragged populations, 000 Sec. 5.3; seconds each)."""
 
     paper = "000_26bed7cc1ef3ab92.txt, Fig. 1"
     summary = "lil'UCB, Racing-EBS, Racing-Normal: error rate and rewards sampled vs delta"
     title = "Racing on synthetic rewards: error and cost against delta"
-    parts = ("all", "errors", "speed", "premise")
+    parts = ("all", "errors", "speed", "premise", "coref")
     record_types = ("error",)
     columns = (
         Column("variant", "variant"),
@@ -253,16 +79,20 @@ class RacingSynthetic(Experiment[RacingSyntheticConfig]):
         errors = [
             task(config, s.key, run_error_setting, s, config.seed) for s in error_settings(config)
         ]
-        p = config.premise
+        p, co = config.premise, config.coref
         premise = [
             task(config, p.key(problem, m1), run_premise, p, problem, m1)
             for problem in (p.problems if p else ())
             for m1 in p.m1s  # type: ignore[union-attr]
         ]
-        if part in ("errors", "premise"):
-            return errors if part == "errors" else premise
-        tasks = errors + premise if part == "all" else []
-        ready = part == "speed" or all(t.key in done for t in errors + premise)
+        coref = [
+            task(config, co.key(problem), run_coref, co, problem)
+            for problem in (co.problems if co else ())
+        ]
+        if part in ("errors", "premise", "coref"):
+            return {"errors": errors, "premise": premise, "coref": coref}[part]
+        tasks = errors + premise + coref if part == "all" else []
+        ready = part == "speed" or all(t.key in done for t in errors + premise + coref)
         sp = config.speed
         for sigma in sp.sigmas if sp else ():
             key = sp.key(sigma)  # type: ignore[union-attr]
@@ -277,7 +107,32 @@ class RacingSynthetic(Experiment[RacingSyntheticConfig]):
         warm()
 
     def claims(self, config: RacingSyntheticConfig) -> tuple[cl.Claim, ...]:
-        return (*_bound_claims(config), *_reward_claims(config), *_premise_claims(config))
+        return (
+            *bound_claims(config),
+            *reward_claims(config),
+            *premise_claims(config),
+            *coref_claims(config),
+        )
+
+    def givens(self, config: RacingSyntheticConfig) -> tuple[cl.Given, ...]:
+        main = config.variants[0]
+        return (
+            cl.Given(
+                "states D and rewards per state N",
+                "000 Sec. 5.1",
+                "D = 10, N = 10^5",
+                "taken from the paper",
+                f"ours: D = {main.D}, N = {main.N}",
+            ),
+            cl.Given(
+                "draws per setting",
+                "000 Sec. 5.1",
+                "10^4",
+                "taken from the paper",
+                f"ours: {config.n}",
+            ),
+            cl.Given("first mini-batch m(1)", "000 Sec. 3.3.2, 5.1", "50", "taken from the paper"),
+        )
 
     def figures(self, config: RacingSyntheticConfig, records: Records) -> list[dict[str, Any]]:
         caption = (

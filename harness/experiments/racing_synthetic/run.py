@@ -36,6 +36,8 @@ PREMISE_PROBLEMS = (
     "synthetic-normal-D10-N200",
     "synthetic-f0-D10-N200",
 )
+#: The catalog's ragged populations (N_y per state, 000 Sec. 5.3): the only ones we have.
+RAGGED_PROBLEMS = ("ragged-normal-D8-s1e-3",)
 NOTE = (
     "lil-ucb: heuristic constants, scale C_i/2; racing-ebs: m1 = 2, C = reward range; "
     "racing-normal: m1 = 50 (Numba implementations, defaults of the registry)."
@@ -90,6 +92,19 @@ class PremisePlan(Declared):
         return f"premise|{problem}|delta={self.delta:g}|m1={m1}|n={self.draws}"
 
 
+@dataclass(frozen=True)
+class CorefPlan(Declared):
+    """Racing-Normal at the coreference experiment's delta (000 Sec. 5.3) on the catalog's
+    ragged populations (a population size per state, as its clusters have)."""
+
+    draws: int = param(low=1)
+    problems: tuple[str, ...] = param(RAGGED_PROBLEMS)
+    delta: float = param(0.05, low=0.0, high=1.0, open=True)
+
+    def key(self, problem: str) -> str:
+        return f"coref|{problem}|delta={self.delta:g}|n={self.draws}"
+
+
 @dataclass(frozen=True, kw_only=True)
 class RacingSyntheticConfig(Config):
     experiment = "racing-synthetic"
@@ -120,6 +135,12 @@ class RacingSyntheticConfig(Config):
         quick=PremisePlan(150_000, (50, 100)),
         full=PremisePlan(1_000_000, (50, 100)),
         doc="Racing-Normal at delta = 1e-3 on the verification problems of largest spread",
+    )
+    coref: CorefPlan | None = param(
+        None,
+        quick=CorefPlan(20_000),
+        full=CorefPlan(100_000),
+        doc="Racing-Normal at delta = 0.05 on the ragged populations (000 Sec. 5.3)",
     )
     notes: tuple[str, ...] = param((NOTE,), empty=True)
 
@@ -200,6 +221,8 @@ def run_error_setting(s: ErrorSetting, seed: int, *, rng: np.random.Generator) -
             # evals counts the racing rewards only; the exact answer's N * D per draw is apart.
             "reward_proportion": draws.evals / (s.n * s.N * s.D),
             "mean_evals_per_draw": draws.evals / s.n,
+            # The spread of a draw's rewards gives each proportion its sampling interval.
+            "evals_sd": float(np.std(draws.extras["draw_evals"], ddof=1)) if s.n > 1 else 0.0,
             "stopped_early": float(np.mean(draws.extras["stopped_early"])),
             "wall_s": wall,
             "impl": IMPL,
@@ -235,6 +258,37 @@ def run_premise(p: PremisePlan, problem: str, m1: int, *, rng: np.random.Generat
             "algorithm": "racing-normal",
             "impl": IMPL,
             "type": "premise",
+        }
+    ]
+
+
+def run_coref(p: CorefPlan, problem: str, *, rng: np.random.Generator) -> Records:
+    """Racing-Normal on a ragged population at ``p.delta``, against the exact argmax under the
+    same Gumbel noise; an exact draw evaluates every state's N_y factors."""
+    from harness.targets.catalog import build_target
+
+    target = build_target(problem)
+    t0 = time.perf_counter()
+    params = {"delta": p.delta, "variance": "marginal", "exact_answer": True}  # no shared indices
+    draws = _draws("racing-normal", target, p.draws, rng, **params)
+    wall = time.perf_counter() - t0
+    spent = np.asarray(draws.extras["draw_evals"], dtype=float)
+    return [
+        {
+            "key": p.key(problem),
+            "problem": problem,
+            "D": target.D,
+            "sizes": [int(s) for s in target.sizes],
+            "delta": p.delta,
+            "n": p.draws,
+            "errors": int(np.count_nonzero(draws.values != draws.extras["exact"])),
+            "exact_evals_per_draw": int(np.sum(target.sizes)),
+            "mean_evals_per_draw": float(spent.mean()),
+            "evals_sd": float(spent.std(ddof=1)) if p.draws > 1 else 0.0,
+            "wall_s": wall,
+            "algorithm": "racing-normal",
+            "impl": IMPL,
+            "type": "coref",
         }
     ]
 
