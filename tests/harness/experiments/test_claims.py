@@ -33,7 +33,7 @@ def unfalsifiable(claims: tuple[Claim, ...]) -> list[str]:
     return [
         c.id
         for c in claims
-        if not c.fails_if.strip() or "\n" in c.fails_if or c.kind != "paper" and c.kind != "harness"
+        if not c.fails_if.strip() or "\n" in c.fails_if or c.kind not in ("paper", "harness")
     ]
 
 
