@@ -409,14 +409,22 @@ def geometric_mean(values: Sequence[float], unit: str = "settings") -> Estimate:
     return Estimate(v, lo, hi, e.n, unit, "geometric mean, t interval")
 
 
-def per_step_count(values: Sequence[float], steps: int) -> Estimate:
-    """The mean of a per-step count over runs (t interval); one run of ``steps`` steps gives
-    the interval of a Poisson count's mean, +-1.96 sqrt(m / steps)."""
-    if len(values) > 1:
-        return mean_interval(values)
-    m = float(values[0])
-    h = 1.96 * math.sqrt(m / steps)
-    return Estimate(m, m - h, m + h, steps, "steps", "one run: a Poisson count's mean")
+def per_step_count(values: Sequence[float], steps: int, k: int = 1) -> Estimate:
+    """The mean of a per-step count over runs, at the Bonferroni share (1 - CONFIDENCE) / k of
+    the level (one of a claim's k settings): a t interval over runs, or for one run of
+    ``steps`` steps the interval of a Poisson count's mean, +-z sqrt(m / steps)."""
+    from scipy import stats
+
+    v = np.asarray(values, dtype=float)
+    tail = (1 - CONFIDENCE) / (2 * k)
+    if v.size > 1:
+        h = float(stats.t.ppf(1 - tail, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
+        n, unit = int(v.size), "runs"
+    else:
+        n, unit = steps, "steps"
+        h = float(stats.norm.ppf(1 - tail) * np.sqrt(v[0] / n))
+    m = float(v.mean())
+    return Estimate(m, m - h, m + h, n, unit, "mean" + (f", Bonferroni over {k}" if k > 1 else ""))
 
 
 def proportion(k: int, n: int, unit: str = "draws") -> Estimate:

@@ -29,29 +29,13 @@ Measure = Callable[[Records], cl.Estimate]
 Stat = Callable[[dict[str, Any]], float]
 
 
-def _z(k: int) -> float:
-    """The two-sided normal quantile at the Bonferroni share 0.05 / k."""
-    from scipy import stats
-
-    return float(stats.norm.ppf(1 - (1 - cl.CONFIDENCE) / (2 * k)))
-
-
 def _count(label: str, field: str, k: int = 1) -> Measure:
-    """The mean count per iteration of ``label``'s runs, at the Bonferroni share 0.05 / k: a t
-    interval over runs, or for one run the Poisson count's +-z sqrt(m / steps)."""
-    from scipy import stats
+    """The mean count per iteration of ``label``'s runs, at the Bonferroni share 0.05 / k
+    (:func:`claims.per_step_count`)."""
 
     def measure(rs: Records) -> cl.Estimate:
         runs = cl.select(rs, "chain", label=label)
-        v = np.asarray([r[field] for r in runs], dtype=float)
-        m = float(v.mean())
-        if v.size > 1:
-            t = float(stats.t.ppf(1 - (1 - cl.CONFIDENCE) / (2 * k), v.size - 1))
-            h, n, unit = t * float(v.std(ddof=1)) / np.sqrt(v.size), v.size, "runs"
-        else:
-            n, unit = runs[0]["n_steps"], "steps"
-            h = _z(k) * float(np.sqrt(m / n))
-        return cl.Estimate(m, m - h, m + h, n, unit, "mean" + (f", Bonferroni over {k}" * (k > 1)))
+        return cl.per_step_count([r[field] for r in runs], runs[0]["n_steps"], k)
 
     return measure
 

@@ -51,24 +51,13 @@ def _ratio(num: str, den: str, of: Stat) -> Callable[[Records], cl.Estimate]:
 def _per_setting(
     label: str, field: str, scale: float, k: int = 1
 ) -> Callable[[Records], cl.Estimate]:
-    """The mean of ``field`` per iteration over ``label``'s runs, divided by ``scale``, with an
-    interval at the Bonferroni share 0.05 / k: a t interval over runs, or for one run the
-    Poisson count's +-z sqrt(m / steps)."""
-    from scipy import stats
+    """The mean of ``field`` per iteration over ``label``'s runs, divided by ``scale``, at the
+    Bonferroni share 0.05 / k (:func:`claims.per_step_count`)."""
 
     def measure(rs: Records) -> cl.Estimate:
         runs = cl.select(rs, "chain", label=label)
-        v = np.asarray([r[field] for r in runs], dtype=float)
-        tail = (1 - cl.CONFIDENCE) / (2 * k)
-        if v.size > 1:
-            h = float(stats.t.ppf(1 - tail, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
-            n, unit = v.size, "runs"
-        else:
-            n, unit = runs[0]["n_steps"], "steps"
-            h = float(stats.norm.ppf(1 - tail) * np.sqrt(v[0] / n))
-        m = float(v.mean())
-        how = "mean" + (f", Bonferroni over {k}" if k > 1 else "")
-        return cl.Estimate(m / scale, (m - h) / scale, (m + h) / scale, n, unit, how)
+        e = cl.per_step_count([r[field] for r in runs], runs[0]["n_steps"], k)
+        return cl.Estimate(e.value / scale, e.low / scale, e.high / scale, e.n, e.unit, e.how)
 
     return measure
 
