@@ -453,19 +453,6 @@ def worst_proportion(
     return Estimate(value, float(np.max(lo * s_)), float(np.max(hi * s_)), int(n_.min()), unit, how)
 
 
-def poisson_rate(count: int, exposure: float, unit: str = "runs") -> Estimate:
-    """count / exposure with the exact (Garwood) Poisson interval."""
-    from scipy import stats
-
-    if exposure <= 0:
-        raise Inconclusive(f"no {unit} yet")
-    a = 1 - CONFIDENCE
-    lo = stats.chi2.ppf(a / 2, 2 * count) / 2 if count > 0 else 0.0
-    hi = stats.chi2.ppf(1 - a / 2, 2 * count + 2) / 2
-    n = round(exposure)
-    return Estimate(count / exposure, lo / exposure, hi / exposure, n, unit, "exact Poisson")
-
-
 def sum_of_differences(pairs: Sequence[tuple[Sequence[float], Sequence[float]]]) -> Estimate:
     """sum over strata of mean(a) - mean(b), a and b independent runs; a t interval with the
     fewest runs' degrees of freedom."""
