@@ -187,12 +187,14 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
     ver.add_argument(
         "--reference",
         default="prefix",
-        choices=["prefix", "full"],
+        choices=["prefix", "stream", "full"],
         help="how a reference beside its Numba twin is verified (with --impl all): 'prefix' "
         "(default) runs both on the first 256 draws of one stream and requires them equal bit "
-        "for bit, the statistical gates running at full n on the Numba output only; 'full' runs "
-        "every gate on the reference's own full sample too (the pure-Python references then "
-        "dominate the run's time)",
+        "for bit, the statistical gates running at full n on the Numba output only; 'stream' "
+        "runs the reference on the whole stream of n draws and compares every draw with the "
+        "Numba output of the same seed (block digests; a failure names the first differing "
+        "draw; the racing references then take minutes a case); 'full' also runs every gate "
+        "on the reference's own sample",
     )
     ver.add_argument(
         "--level",

@@ -27,7 +27,16 @@ from harness.engine import BUDGETS, Backend, SeedKey, Task, backend_for, run_tas
 from harness.gates.device_agreement import device_agreement
 from harness.gates.multiple import Escalation, holm
 from harness.gates.result import GateContext, GateResult
+from harness.output_contract import contract_result, output_breach, raised_text
+from harness.reference_modes import (
+    PREFIX_DRAWS,
+    REFERENCE_MODES,
+    agreement_outputs,  # noqa: F401 (its home moved; the device tests read it here)
+    prefix_verdict,
+    reference_mode,
+)
 from harness.registry import Registry, build_registry, registry_for
+from harness.seed_contract import seed_determinism
 from harness.spec import Param, check_seed, rerun_for, sample
 from harness.store import (
     RECORDS,
@@ -46,13 +55,6 @@ from harness.verification_agreement import agreement
 
 SAMPLES = "samples"
 SUMMARY = "summary.json"
-#: How a reference is verified beside its Numba twin: "full" runs every gate on the reference's
-#: own n draws; "prefix" runs the reference and the Numba version on the first PREFIX_DRAWS
-#: draws of the same stream and requires them equal bit for bit, while the statistical gates run
-#: at full n on the Numba output only (the references' pure Python dominated a run's time).
-REFERENCE_MODES = ("full", "prefix")
-PREFIX_DRAWS = 256
-
 
 #: Gates whose failure says the sampler did not run or was not checked, not that it is wrong.
 NON_STATISTICAL = ("runs", "coverage")
@@ -104,7 +106,9 @@ class RunConfig:
 class CaseRun:
     """One run of a case: ``n`` draws of implementation ``impl`` at escalation ``stage``, judged
     at ``alpha`` (its share of the stage's); ``prefix``: a reference checked against its Numba
-    twin on the first draws only. The engine runs it as a :class:`harness.engine.Task`."""
+    twin on the first draws only; ``stream``: a reference whose whole stream is compared with
+    its twin's, with no gates of its own (:mod:`harness.reference_modes`). The engine runs it
+    as a :class:`harness.engine.Task`."""
 
     case: Case
     impl: str
@@ -115,6 +119,7 @@ class CaseRun:
     plugins: tuple[str, ...]
     samples_dir: str
     prefix: bool = False
+    stream: bool = False
 
     @property
     def id(self) -> str:
@@ -210,59 +215,6 @@ def _not_verified(task: CaseRun, gate: str, detail: str) -> GateResult:
 SAMPLE_FIELD = "_samples_npz"
 
 
-def agreement_outputs(draws: Any, rng: np.random.Generator) -> dict[str, Any]:
-    """What the agreement gate compares: values, extras, evaluations, final Generator state."""
-    return {
-        "values": np.asarray(draws.values),
-        "extras": {k: np.asarray(v) for k, v in draws.extras.items()},
-        "evals": int(draws.evals),
-        "rng_state": json.dumps(rng.bit_generator.state, sort_keys=True, default=str),
-    }
-
-
-def _execute_prefix(task: CaseRun, rng: np.random.Generator, spec, target, base) -> list[dict]:
-    """The reference's verdict in prefix mode: it and the Numba version, each on the first
-    ``task.n`` draws of the task's stream, must agree bit for bit (values, extras, evaluations,
-    final Generator state). The statistical gates ran on the Numba output at full n."""
-    start = time.perf_counter()
-    try:
-        ref = sample(spec, "reference", target, task.n, rng, **task.case.params)
-        fast_rng = task.seed_key.generator()
-        fast = sample(spec, "numba", target, task.n, fast_rng, **task.case.params)
-    except Exception as exc:
-        failed = _not_verified(task, "runs", f"{type(exc).__name__}: {exc}".strip()[:500])
-        return [
-            {**base, "wall_time": time.perf_counter() - start, "evals": None, **failed.to_dict()}
-        ]
-    result = agreement(
-        spec,
-        target.kind,
-        agreement_outputs(ref, rng),
-        agreement_outputs(fast, fast_rng),
-        task.alpha,
-    )
-    result = GateResult(
-        **{
-            **result.to_dict(),
-            "gate": "prefix-agreement",
-            "n": task.n,
-            "interval": None,
-            "detail": f"reference vs numba on the first {task.n} draws of one stream: "
-            f"{result.detail}; the statistical gates ran on the numba output at full n",
-        }
-    )
-    wall = time.perf_counter() - start
-    return [
-        {
-            **base,
-            "wall_time": wall,
-            "evals": int(ref.evals),
-            "evals_per_draw": ref.evals / task.n,
-            **result.to_dict(),
-        }
-    ]
-
-
 def execute(task: CaseRun, rng: np.random.Generator) -> list[dict[str, Any]]:
     """Run one task and return its records (one per gate). Runs wherever the engine puts it;
     it writes nothing: its samples travel back inside the first record."""
@@ -271,16 +223,28 @@ def execute(task: CaseRun, rng: np.random.Generator) -> list[dict[str, Any]]:
     target = registry.build_target(task.case.problem)
     base = _base_record(task.case, task.impl, task.stage, task.seed_key, spec)
     if task.prefix:
-        return _execute_prefix(task, rng, spec, target, base)
+        rngs = (rng, task.seed_key.generator())
+        fail = lambda detail: _not_verified(task, "runs", detail)  # noqa: E731
+        got, evals, wall = prefix_verdict(
+            spec, target, task.n, task.case.params, rngs, task.alpha, fail
+        )
+        per_draw = None if evals is None else evals / task.n
+        return [
+            {**base, "wall_time": wall, "evals": evals, "evals_per_draw": per_draw, **got.to_dict()}
+        ]
     start = time.perf_counter()
     try:
         draws = sample(spec, task.impl, target, task.n, rng, **task.case.params)
     except Exception as exc:  # a broken sampler is a failed verdict, not a crashed run
-        failed = _not_verified(task, "runs", f"{type(exc).__name__}: {exc}".strip()[:500])
+        failed = _not_verified(task, "runs", raised_text(exc))
         return [
             {**base, "wall_time": time.perf_counter() - start, "evals": None, **failed.to_dict()}
         ]
     wall = time.perf_counter() - start
+    # The output contract before any statistic: a breach is the task's one verdict.
+    contract = contract_result(output_breach(target, draws, task.n), task.n, task.alpha)
+    if not contract.passed:
+        return [{**base, "wall_time": wall, "evals": None, **contract.to_dict()}]
     state = rng.bit_generator.state
     buffer = io.BytesIO()
     np.savez_compressed(
@@ -297,20 +261,34 @@ def execute(task: CaseRun, rng: np.random.Generator) -> list[dict[str, Any]]:
         values_digest=hashlib.sha256(np.ascontiguousarray(draws.values).tobytes()).hexdigest()[:16],
         rng_digest=_digest(state),
     )
-    context = GateContext(rerun_for(spec, task.impl, task.case.params), rng)
-    try:
-        gates = gates_for(spec, target, draws, task.alpha, task.case.params, context)
+    rerun = rerun_for(spec, task.impl, task.case.params)
+    gates = [contract, *_seed_contract(task, spec, target, rerun)]
+    try:  # a stream-mode reference is judged by its agreement with its twin alone
+        if not task.stream:
+            context = GateContext(rerun, rng)
+            gates += gates_for(spec, target, draws, task.alpha, task.case.params, context)
     except NotImplementedError as exc:
-        gates = [_not_verified(task, "coverage", str(exc))]
+        gates.append(_not_verified(task, "coverage", str(exc)))
     records = [{**base, **g.to_dict()} for g in gates]
     records[0][SAMPLE_FIELD] = buffer.getvalue()
     return records
 
 
+def _seed_contract(task: CaseRun, spec: Any, target: Any, rerun: Any) -> list[GateResult]:
+    """The seed contract on the first stage (:mod:`harness.seed_contract`); device builds are
+    left out: they agree with Numba within summation order, not bit for bit."""
+    if task.stage != 0 or task.impl == "cuda":
+        return []
+    splits = spec.splits(task.case.params)
+    call = lambda m, g: rerun(target, m, g)  # noqa: E731
+    return [seed_determinism(call, target, task.seed_key, task.n, splits, task.alpha)]
+
+
 def _crashed(engine_task: Task, error: str) -> list[dict[str, Any]]:
     """The records of a task whose worker raised or died: a failed "runs" verdict."""
     task: CaseRun = engine_task.inputs[0]
-    failed = _not_verified(task, "runs", error[-500:])
+    # The error's first line (type and message): a worker's traceback tail says nothing to a user.
+    failed = _not_verified(task, "runs", (error.strip().splitlines() or ["?"])[0][:500])
     base = _base_record(task.case, task.impl, task.stage, task.seed_key)
     return [{**base, **failed.to_dict()}]
 
@@ -448,19 +426,6 @@ def decide(records: list[dict[str, Any]], config: RunConfig) -> dict[str, Any]:
     return {"verdicts": list(final.values()), "escalate": escalate}
 
 
-def _prefix_mode(config: RunConfig, spec: Any, impl: str) -> bool:
-    """Whether this reference task is verified by bit-for-bit agreement on a prefix: only
-    beside a Numba twin that the run also verifies, and only where the two must agree exactly
-    (a spec whose agreement is a two-sample test keeps its reference's full gates)."""
-    return (
-        config.reference == "prefix"
-        and impl == "reference"
-        and "numba" in config.impls
-        and "numba" in spec.implementations
-        and not spec.agreement.law_only
-    )
-
-
 @dataclass(frozen=True)
 class _RunContext:
     """What every stage of one verification run shares."""
@@ -492,7 +457,8 @@ def _stage_runs(
     runs = []
     for c, impl in pairs:
         n = config.escalation.sample_size(c.n, stage)
-        prefix = _prefix_mode(config, run.specs[c.algorithm], impl)
+        mode = reference_mode(config.reference, config.impls, run.specs[c.algorithm], impl)
+        prefix = mode == "prefix"
         runs.append(
             CaseRun(
                 c,
@@ -504,6 +470,7 @@ def _stage_runs(
                 config.plugins,
                 run.samples_dir,
                 prefix,
+                mode == "stream",
             )
         )
     return runs

@@ -44,7 +44,9 @@ class Param:
     """One tunable parameter with its default and valid range.
 
     ``low``/``high`` bound numeric values (``None`` = unbounded); ``choices`` lists the allowed
-    values of a categorical parameter.
+    values of a categorical parameter. ``keeps_state``: away from its default, the parameter
+    makes a call carry state from draw to draw (a search tree reused), so n/2 + n/2 draws differ
+    from n draws even in a ``splittable`` spec (:meth:`AlgorithmSpec.splits`).
     """
 
     name: str
@@ -56,6 +58,7 @@ class Param:
     high_inclusive: bool = True
     choices: tuple[Any, ...] | None = None
     doc: str = ""
+    keeps_state: bool = False
 
     def range_text(self) -> str:
         if self.choices is not None:
@@ -258,6 +261,17 @@ class AlgorithmSpec:
                 f"valid parameters: {valid}"
             )
         return {p.name: p.check(params.get(p.name, p.default)) for p in self.params}
+
+    def splits(self, params: Mapping[str, Any]) -> bool:
+        """Whether n/2 + n/2 draws equal n draws under ``params``: independent draws of a
+        ``splittable`` spec, no parameter that keeps state set away from its default."""
+        return (
+            self.entry == "draw"
+            and self.splittable
+            and all(
+                params.get(p.name, p.default) == p.default for p in self.params if p.keeps_state
+            )
+        )
 
     def implementation(self, impl: str) -> Callable[..., Draws | Chain]:
         try:

@@ -36,6 +36,7 @@ from harness.gates.rates import tv_estimate
 from harness.gates.result import GateResult
 from harness.gates.sbc import Posterior, Simulate, sbc_pit, sbc_uniformity
 from harness.gates.thinning import quantile_indicators, thinning_lag
+from harness.output_contract import Declared, reals, states, values_breach
 from harness.spec import Param, check_sample_size
 
 #: Draws at stage s are n * FACTOR**s; a borderline p (below BAND times the stage level) re-runs.
@@ -180,10 +181,14 @@ class Checker:
         if pmf is not None:
             law = _check_pmf(pmf)
             return self._run(
-                name or "exact", sampler, n, lambda v, a: chisquare_gof(_ints(v, law), law, a)
+                name or "exact",
+                sampler,
+                n,
+                lambda v, a: chisquare_gof(v, law, a),
+                states(law.size),
             )
         _check_callable("cdf", cdf)
-        return self._run(name or "exact", sampler, n, lambda v, a: ks_1samp(_reals(v), cdf, a))
+        return self._run(name or "exact", sampler, n, lambda v, a: ks_1samp(v, cdf, a), reals())
 
     def approximate(
         self,
@@ -202,7 +207,8 @@ class Checker:
             name or "approximate",
             sampler,
             n,
-            lambda v, a: tv_estimate(_ints(v, law), law, a, delta),
+            lambda v, a: tv_estimate(v, law, a, delta),
+            states(law.size),
         )
 
     def chain(
@@ -217,7 +223,7 @@ class Checker:
         >= 100 (arviz-stats), then a KS of the chain thinned by its slowest decile indicator."""
         __tracebackhide__ = True
         _check_callable("cdf", cdf)
-        return self._run(name or "chain", run_chain, n, lambda v, a: _chain_ks(_reals(v), cdf, a))
+        return self._run(name or "chain", run_chain, n, lambda v, a: _chain_ks(v, cdf, a), reals())
 
     def sbc(
         self,
@@ -246,7 +252,6 @@ class Checker:
             run,
             replications,
             lambda v, a: sbc_uniformity(v[0], a, v[1]),
-            sized=False,
         )
 
     # -- the stages ----------------------------------------------------------------------
@@ -257,7 +262,7 @@ class Checker:
         sampler: Sampler,
         n: int,
         gate: Callable[[Any, float], GateResult],
-        sized: bool = True,
+        declared: Declared | None = None,
     ) -> Verdict:
         __tracebackhide__ = True  # pytest shows the user's check line, not these frames
         n = check_sample_size(n)
@@ -274,11 +279,11 @@ class Checker:
         for stage in range(STAGES):
             size = n * FACTOR**stage
             values = self._call(sampler, size, self.rng(index, stage))
-            if sized and np.shape(values)[:1] != (size,):
-                raise ValueError(
-                    f"the sampler returned {np.shape(values)[:1] or 'no'} draws when asked for "
-                    f"{size}; valid: exactly n draws (a gate on fewer would pass on too little)"
-                )
+            # The output contract (harness.output_contract, as verify checks it): a gate fed
+            # fewer draws would pass on too little, one fed NaN or floats would mislead.
+            breach = None if declared is None else values_breach(values, size, declared)
+            if breach is not None:
+                raise ValueError(f"the sampler's draws break the output contract: {breach}")
             result = gate(values, self._level)
             history.append((result.n, result.p_value))
             decision = _decide(result, self._level, stage)
@@ -350,20 +355,3 @@ def _check_pmf(pmf: Any) -> np.ndarray:
 def _check_callable(name: str, f: Any) -> None:
     if not callable(f):
         raise ValueError(f"{name} = {f!r} is not callable; valid: a function")
-
-
-def _ints(values: Any, pmf: np.ndarray) -> np.ndarray:
-    v = np.asarray(values)
-    if v.ndim != 1 or not np.issubdtype(v.dtype, np.integer):
-        raise ValueError(
-            f"the sampler returned {v.dtype} draws of shape {v.shape}; valid: a 1-D integer "
-            f"array of states 0..{pmf.size - 1}"
-        )
-    return v
-
-
-def _reals(values: Any) -> np.ndarray:
-    v = np.asarray(values, dtype=np.float64)
-    if v.ndim != 1:
-        raise ValueError(f"the sampler returned draws of shape {v.shape}; valid: a 1-D array")
-    return v

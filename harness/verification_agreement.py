@@ -10,6 +10,7 @@ import numpy as np
 from harness.gates import chisquare_2samp, ks_2samp
 from harness.gates.result import GateResult
 from harness.spec import AlgorithmSpec
+from harness.stream_agreement import difference_text
 from harness.verification_draws import DISCRETE_KINDS
 
 
@@ -35,7 +36,9 @@ def agreement(
     b: Mapping[str, Any],
     alpha: float,
 ) -> GateResult:
-    """Reference vs fast under the same seed: values, extras, evaluation counts, final RNG state.
+    """Reference vs fast under the same seed: values, extras, evaluation counts, final RNG state,
+    over the whole stream; a difference in values names its first draw
+    (:mod:`harness.stream_agreement`).
 
     ``a``/``b`` hold ``values``, ``extras``, ``evals`` and ``rng_state`` of each implementation.
     Where the two differ only because the spec allows a tolerance, it says why; when even that
@@ -58,19 +61,23 @@ def agreement(
         )
     mismatches = []
     if not _same(np.asarray(a["values"]), np.asarray(b["values"]), rtol):
-        mismatches.append("values")
+        where = difference_text(np.asarray(a["values"]), np.asarray(b["values"]), rtol)
+        mismatches.append(f"values ({where})" if where else "values")
     for key in sorted(set(a["extras"]) | set(b["extras"])):
         if key not in a["extras"] or key not in b["extras"]:
             mismatches.append(f"extras[{key}] missing")
         elif not _same(np.asarray(a["extras"][key]), np.asarray(b["extras"][key]), rtol):
-            mismatches.append(f"extras[{key}]")
+            where = difference_text(
+                np.asarray(a["extras"][key]), np.asarray(b["extras"][key]), rtol
+            )
+            mismatches.append(f"extras[{key}] ({where})" if where else f"extras[{key}]")
     if a["evals"] != b["evals"]:
         mismatches.append(f"evals {a['evals']} vs {b['evals']}")
     if a["rng_state"] != b["rng_state"]:
         mismatches.append("final Generator state")
     how = "bit-for-bit" if rtol == 0.0 else f"within rtol {rtol:g} ({spec.agreement.reason})"
     law_text = ""
-    if "values" in mismatches:
+    if any(m.startswith("values") for m in mismatches):
         law = _two_sample(kind, a["values"], b["values"], alpha)
         law_text = f"; two-sample {law.gate} p = {law.p_value:.3g}"
     if mismatches:

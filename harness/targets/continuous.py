@@ -51,6 +51,11 @@ class TruncatedGumbelTarget:
         return np.where(g <= self.b, out, -np.inf)
 
     @property
+    def support(self) -> tuple[float, float]:
+        """The closed domain of a draw (what the output contract checks draws against)."""
+        return (-math.inf, self.b)
+
+    @property
     def log_normaliser(self) -> float:
         """log P(Gumbel(phi) <= b) = -exp(-(b - phi))."""
         return -math.exp(self.phi - self.b)

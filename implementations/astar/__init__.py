@@ -94,6 +94,7 @@ _OS_REUSE = Param(
     "either way: any envelope M_j >= o is a valid proposal). clutter-D1 over 500 "
     "draws: about 14 -> 1.3 likelihood and 26 -> 0.6 bound evaluations a draw. "
     "Calls do not share the pieces, so n/2 + n/2 draws cost more than n",
+    keeps_state=True,
 )
 
 
@@ -147,6 +148,7 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
                 "the cost depends on the earlier draws). clutter-D1 over 500 draws: about 11 "
                 "-> 1.1 likelihood and 19 -> 1.5 bound evaluations a draw. Calls do not share "
                 "the partition, so n/2 + n/2 draws cost more than n",
+                keeps_state=True,
             ),
             _AUDIT,
             _REPORT,

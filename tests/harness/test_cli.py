@@ -318,14 +318,15 @@ def test_verify_prints_a_line_per_algorithm_then_failures_in_full(
         "s",
     ]
     rows = {tuple(line.split()[:3]): line.split() for line in lines[2:4]}
-    exact = rows[("five-states-exact", "reference", "2/2")]
-    backwards = rows[("five-states-backwards", "reference", "1/2")]
+    # Each passes its output and seed contracts; the backwards one fails its chi-square.
+    exact = rows[("five-states-exact", "reference", "4/4")]
+    backwards = rows[("five-states-backwards", "reference", "3/4")]
     assert exact[-1] == "PASS" and backwards[-1] == "FAIL"
     assert float(backwards[3]) < 1e-10 and float(exact[4]) >= 0.0
     assert lines[4] == "FAILED chi-square: five-states-backwards [reference] on five-states"
     assert lines[5].startswith("  statistic ") and ", n 4000, detectable " in lines[5]
     assert "Holm-adjusted" in lines[5] and "(Cohen's w)" in lines[5]
-    assert lines[6].strip() and lines[-1].startswith("3 passed, 1 failed")
+    assert lines[6].strip() and lines[-1].startswith("7 passed, 1 failed")
     assert not any(" pair-independence " in line for line in lines)
 
     assert main([*args, "--verbose"]) == 1

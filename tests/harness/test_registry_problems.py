@@ -61,6 +61,8 @@ def test_an_exact_sampler_passes_on_the_plugin_problem_and_a_planted_bug_fails(
     assert verify(own_problem_plugin, tmp_path / "ok", "--algorithm", "five-states-exact") == 0
     summary = json.loads((tmp_path / "ok" / "summary.json").read_text())
     assert {(v["problem"], v["gate"], v["n"]) for v in summary["verdicts"]} == {
+        ("five-states", "contract", 4000),
+        ("five-states", "seed-determinism", 64),
         ("five-states", "chi-square", 4000),
         ("five-states", "pair-independence", 4000),
     }

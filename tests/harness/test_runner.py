@@ -174,7 +174,10 @@ def test_an_algorithm_no_gate_covers_yet_fails_loudly(tmp_path):
     config = RunConfig(algorithms=("my-chain",), impls=("reference",), plugins=(str(plugin),))
     summary = verify(config, tmp_path / "run", workers=1, progress=False)
     assert not summary["passed"]
-    assert {v["gate"] for v in summary["verdicts"]} == {"coverage"}
+    failed = {v["gate"] for v in summary["verdicts"] if v["verdict"] == "fail"}
+    # Its contracts are checked (and kept); no statistical gate covers it, and that fails.
+    assert failed == {"coverage"}
+    assert {v["gate"] for v in summary["verdicts"]} == {"coverage", "contract", "seed-determinism"}
 
 
 LEAKY = RunConfig(

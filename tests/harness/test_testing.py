@@ -119,7 +119,7 @@ def test_bad_settings_and_bad_draws_name_what_is_wrong():
         Checker(alpha=0.0)
     with pytest.raises(ValueError, match=r"parameter 'delta' = 1\.5"):
         Checker().approximate(lambda n, rng: rng.integers(0, 2, n), pmf=[0.5, 0.5], delta=1.5)
-    with pytest.raises(ValueError, match="valid: a 1-D integer array"):
+    with pytest.raises(ValueError, match="expected an integer array of shape"):
         Checker().exact(lambda n, rng: rng.random(n), pmf=[0.5, 0.5])
     with pytest.raises(ValueError, match="sampler = 3 is not callable"):
         Checker().exact(3, pmf=[0.5, 0.5])
@@ -127,7 +127,7 @@ def test_bad_settings_and_bad_draws_name_what_is_wrong():
 
 def test_a_sampler_that_returns_fewer_draws_than_asked_is_refused():
     checker = Checker(alpha=1e-3)
-    with pytest.raises(ValueError, match=r"returned \(10,\) draws when asked for 20000"):
+    with pytest.raises(ValueError, match=r"got 10 draws when asked for 20000"):
         checker.exact(lambda n, rng: rng.integers(0, 4, 10), pmf=PMF)
     assert checker.verdicts == []  # no verdict on too little: not a pass
 

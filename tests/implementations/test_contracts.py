@@ -8,6 +8,7 @@ counts, final Generator state); bad parameters raise; a Numba kernel compiles on
 import numpy as np
 import pytest
 
+from harness.output_contract import output_breach
 from harness.registry import build_registry
 from harness.spec import sample
 from tests.conftest import readme_plugin_path, target_for
@@ -69,6 +70,14 @@ def test_same_seed_same_output(spec, target):
             np.testing.assert_array_equal(a.values, b.values)
             assert a.evals == b.evals
             assert a.evals >= 0
+
+
+def test_output_keeps_the_output_contract(spec, target):
+    """What `harness verify` checks before any statistic (harness/output_contract.py)."""
+    for impl in cpu_keys(spec):
+        for params in _checked_params(spec):
+            out, _ = _draw(spec, impl, target, 40, 4, params)
+            assert output_breach(target, out, 40) is None, (impl, params)
 
 
 def test_generator_advances_and_seeds_differ(spec, target):
