@@ -1,15 +1,17 @@
 """How a reference is verified beside its Numba twin (``harness verify --reference``).
 
-- ``stream``: the reference runs the task's whole stream of n
-  draws, and its samples are compared with the Numba version's draw for draw under the same
-  seed (the ``agreement`` gate: block digests, then the first differing draw named); the
-  statistical gates run on the Numba output only. A reference's PASS then says it computes
-  what the Numba version computes on every draw, and that output passed its gates.
-- ``full``: every gate on the reference's own sample too, and the same whole-stream agreement.
-- ``prefix`` (the command line's default, as the racing references take minutes a case at
-  full n): the reference and the Numba version both run the first
-  :data:`PREFIX_DRAWS` draws inside the reference's task and must agree bit for bit there
-  (``prefix-agreement``); draws past the prefix go unchecked against the reference.
+- ``stream`` (the default): the reference runs the task's whole stream of n draws, and its
+  samples are compared with the Numba version's draw for draw under the same seed (the
+  ``agreement`` gate: block digests, then the first differing draw named); the statistical
+  gates run on the Numba output only. A reference's PASS then says it computes what the Numba
+  version computes on every draw, and that output passed its gates. A spec whose reference is
+  too slow for that declares ``Agreement.reference_draws``: its reference then runs as in
+  ``prefix`` mode on that many draws, and the verdict says so and why.
+- ``full``: every gate on the reference's own sample too, and the same whole-stream agreement,
+  whatever the spec's ``reference_draws``.
+- ``prefix``: the reference and the Numba version both run the first :data:`PREFIX_DRAWS`
+  draws inside the reference's task and must agree bit for bit there (``prefix-agreement``);
+  draws past the prefix go unchecked against the reference.
 
 A reference without a Numba twin, or whose agreement is a two-sample test (``law_only``),
 always gets the full gates.
@@ -45,6 +47,20 @@ def reference_mode(reference: str, impls: tuple[str, ...], spec: AlgorithmSpec, 
     return reference if beside else "full"
 
 
+def reference_run(
+    reference: str, impls: tuple[str, ...], spec: AlgorithmSpec, impl: str, n: int
+) -> tuple[str, int]:
+    """The mode and size of one task: :func:`reference_mode`, with a ``stream`` reference
+    whose spec caps it (``Agreement.reference_draws``) run as a prefix of that many draws."""
+    mode = reference_mode(reference, impls, spec, impl)
+    cap = spec.agreement.reference_draws
+    if mode == "prefix":
+        return mode, min(n, PREFIX_DRAWS)
+    if mode == "stream" and cap is not None and n > cap:
+        return "prefix", cap
+    return mode, n
+
+
 def agreement_outputs(draws: Any, rng: np.random.Generator) -> dict[str, Any]:
     """What the agreement gate compares: values, extras, evaluations, final Generator state."""
     return {
@@ -78,13 +94,16 @@ def prefix_verdict(
     result = agreement(
         spec, target.kind, agreement_outputs(ref, rng), agreement_outputs(fast, fast_rng), alpha
     )
+    why = ""
+    if n == spec.agreement.reference_draws:
+        why = f" (its spec caps the reference at {n} draws: {spec.agreement.reference_reason})"
     result = GateResult(
         **{
             **result.to_dict(),
             "gate": "prefix-agreement",
             "n": n,
             "interval": None,
-            "detail": f"reference vs numba on the first {n} draws of one stream: "
+            "detail": f"reference vs numba on the first {n} draws of one stream{why}: "
             f"{result.detail}; the statistical gates ran on the numba output at full n",
         }
     )

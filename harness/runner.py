@@ -29,11 +29,9 @@ from harness.gates.multiple import Escalation, holm
 from harness.gates.result import GateContext, GateResult
 from harness.output_contract import contract_result, output_breach, raised_text
 from harness.reference_modes import (
-    PREFIX_DRAWS,
     REFERENCE_MODES,
-    agreement_outputs,  # noqa: F401 (its home moved; the device tests read it here)
     prefix_verdict,
-    reference_mode,
+    reference_run,
 )
 from harness.registry import Registry, build_registry, registry_for
 from harness.seed_contract import seed_determinism
@@ -456,20 +454,20 @@ def _stage_runs(
     alpha_share = config.escalation.stage_alpha(config.alpha) / max(len(pairs), 1)
     runs = []
     for c, impl in pairs:
+        spec = run.specs[c.algorithm]
         n = config.escalation.sample_size(c.n, stage)
-        mode = reference_mode(config.reference, config.impls, run.specs[c.algorithm], impl)
-        prefix = mode == "prefix"
+        mode, n = reference_run(config.reference, config.impls, spec, impl, n)
         runs.append(
             CaseRun(
                 c,
                 impl,
                 stage,
-                min(n, PREFIX_DRAWS) if prefix else n,
+                n,
                 config.seed,
                 alpha_share,
                 config.plugins,
                 run.samples_dir,
-                prefix,
+                mode == "prefix",
                 mode == "stream",
             )
         )

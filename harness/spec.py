@@ -134,11 +134,27 @@ class Agreement:
     ``rtol == 0`` means bit-for-bit equality (the default and the strongest test). A spec that
     cannot promise equality sets ``rtol`` and says why in ``reason``; one whose outputs differ
     sample by sample sets ``law_only`` and is checked by a two-sample test instead.
+
+    ``reference_draws``: where the reference is too slow to run a verification's whole stream
+    (the racing references take over a minute a case at 2e4 draws), the most draws it runs
+    beside its Numba twin by default; ``reference_reason`` says why. The two then agree on
+    those first draws only, and ``harness verify --reference full`` still compares them all.
     """
 
     rtol: float = 0.0
     reason: str = ""
     law_only: bool = False
+    reference_draws: int | None = None
+    reference_reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.reference_draws is not None and (
+            self.reference_draws < 1 or not self.reference_reason
+        ):
+            raise ValueError(
+                f"Agreement.reference_draws must be an integer >= 1 with a reference_reason, "
+                f"got {self.reference_draws!r} and {self.reference_reason!r}"
+            )
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ a Clopper-Pearson interval of a proportion, and exact values that carry no sampl
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -351,22 +352,27 @@ def tally_text(verdicts: Sequence[Verdict | dict[str, Any]]) -> str:
 
 
 def claims_text(verdicts: Sequence[Verdict]) -> str:
-    """The claims table for the terminal, each verdict's reason in full below it; other
-    readings are indented under their claim."""
+    """The claims table for the terminal: under each claim's row, its sentence (wrapped), so a
+    reader of the terminal alone knows what was judged; other readings are indented under their
+    claim; each verdict's reason in full below the table."""
     rows = [
         [("  " if v.reading_of else "") + v.id, v.paper_value or "-", v.ours, v.rule, v.verdict]
         for v in verdicts
     ]
     headers = ("claim", "paper", "ours [95% interval]", "rule", "verdict")
-    said = "\n".join(f"  {v.id}: {v.text}" for v in verdicts if not v.reading_of)
+    lines = text_table(headers, rows).splitlines()
+    table = lines[:2]
+    for v, line in zip(verdicts, lines[2:], strict=True):
+        table.append(line)
+        if not v.reading_of:
+            table += textwrap.wrap(
+                f'"{v.text}"', 100, initial_indent="    ", subsequent_indent="     "
+            )
     why = "\n".join(f"  {v.id}: {v.reason}" for v in verdicts if v.reason)
     n = len(primary(verdicts))
     readings = len(verdicts) - n
     other = f"; {readings} other readings shown, not counted" if readings else ""
-    return (
-        f"{text_table(headers, rows)}\nwhat each claim says:\n{said}\nwhy:\n{why}\n"
-        f"claims: {tally_text(verdicts)} (of {n}{other})"
-    )
+    return "\n".join(table) + f"\nwhy:\n{why}\nclaims: {tally_text(verdicts)} (of {n}{other})"
 
 
 # Estimators: each returns an Estimate with a 95% interval.

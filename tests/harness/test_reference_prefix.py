@@ -1,13 +1,15 @@
 """Verifying a reference by bit-for-bit agreement with its Numba twin on a prefix of the draws
-(``harness verify --reference prefix``, the default with --impl all): the statistical gates run
-at full n on the Numba output only, and a reference that strays from its twin fails."""
+(``harness verify --reference prefix``, and a capped reference in the default stream mode):
+the statistical gates run at full n on the Numba output only, and a reference that strays from
+its twin fails."""
 
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from harness.runner import PREFIX_DRAWS, RunConfig, verify
+from harness.reference_modes import PREFIX_DRAWS
+from harness.runner import RunConfig, verify
 
 PLUGIN = '''
 import dataclasses

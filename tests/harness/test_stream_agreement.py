@@ -1,14 +1,18 @@
 """The whole stream agrees (harness/stream_agreement.py): block digests find the first block
-that differs, then the first differing draw is named; `verify --reference stream` compares
-every draw of a reference with its Numba twin, so a slip after draw 10,000 is caught, which the
-default prefix of 256 draws cannot see."""
+that differs, then the first differing draw is named; the default `verify --reference stream`
+compares every draw of a reference with its Numba twin, so a slip after draw 10,000 is caught,
+which a prefix of 256 draws cannot see; a spec that caps its slow reference says so."""
 
+import dataclasses
 import sys
 
 import numpy as np
 import pytest
 
+from harness.reference_modes import reference_run
+from harness.registry import build_registry
 from harness.runner import RunConfig
+from harness.spec import Agreement
 from harness.stream_agreement import BLOCK, block_digests, difference_text, first_difference
 from tests.conftest import ROOT, run_command
 
@@ -51,8 +55,8 @@ def _verify(tmp_path, *extra):
     )
 
 
-def test_a_numba_only_slip_after_draw_10000_is_caught_by_the_stream_mode(tmp_path):
-    out = _verify(tmp_path, "--reference", "stream")
+def test_a_numba_only_slip_after_draw_10000_is_caught_by_the_default_verify(tmp_path):
+    out = _verify(tmp_path)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "FAILED agreement: broken-numba-slip [reference-vs-numba]" in out.stdout
     assert "values (first difference at draw 10777 of 20000)" in out.stdout
@@ -61,7 +65,22 @@ def test_a_numba_only_slip_after_draw_10000_is_caught_by_the_stream_mode(tmp_pat
     assert "1 failed" in out.stdout
 
 
-def test_the_default_prefix_mode_cannot_see_the_slip(tmp_path):
-    out = _verify(tmp_path)
+def test_the_prefix_mode_cannot_see_the_slip(tmp_path):
+    out = _verify(tmp_path, "--reference", "prefix")
     assert out.returncode == 0, out.stdout + out.stderr
     assert RunConfig(("gumbel-max",), ("reference", "numba"), reference="stream")
+
+
+def test_a_capped_reference_runs_its_declared_prefix_and_says_why():
+    spec = build_registry().get("gumbel-max")
+    capped = dataclasses.replace(
+        spec, agreement=Agreement(reference_draws=500, reference_reason="a slow reference")
+    )
+    impls = ("reference", "numba")
+    assert reference_run("stream", impls, spec, "reference", 20_000) == ("stream", 20_000)
+    assert reference_run("stream", impls, capped, "reference", 20_000) == ("prefix", 500)
+    assert reference_run("stream", impls, capped, "reference", 300) == ("stream", 300)
+    assert reference_run("full", impls, capped, "reference", 20_000) == ("full", 20_000)
+    assert reference_run("stream", impls, capped, "numba", 20_000) == ("full", 20_000)
+    with pytest.raises(ValueError, match="reference_reason"):
+        Agreement(reference_draws=500)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from harness.gates.device_agreement import device_agreement
+from harness.reference_modes import agreement_outputs
 from harness.registry import build_registry
-from harness.runner import agreement_outputs
 from harness.spec import sample
 from harness.targets.glm import glm_posterior
 

@@ -12,8 +12,8 @@ import pytest
 
 from harness.devices import cuda_unavailable, runnable, simulated
 from harness.gates.device_agreement import device_agreement
+from harness.reference_modes import agreement_outputs
 from harness.registry import build_registry
-from harness.runner import agreement_outputs
 from harness.spec import sample
 from harness.targets.discrete import DiscreteFactorTarget
 from harness.targets.likelihood_terms import LikelihoodTarget

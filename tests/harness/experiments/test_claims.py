@@ -80,6 +80,11 @@ def test_other_readings_are_judged_and_shown_but_not_counted() -> None:
     assert counts(vs)["not reproduced"] == 0 and counts(vs)["reproduced"] == 1
     text = claims_text(vs)
     assert "  x-weighted" in text and "1 other readings shown, not counted" in text
+    # The claim's sentence sits under its row; a reading's row carries none of its own.
+    lines = text.splitlines()
+    row = next(i for i, line in enumerate(lines) if line.startswith("x "))
+    assert lines[row + 1] == f'    "{claims[0].text}"'
+    assert lines[row + 2].startswith("  x-weighted")
     with pytest.raises(ValueError, match="repeat"):
         judge_all((*claims, _claim("x-weighted", 2, 1.5, 2.5, fails_if="f")), [])
 
