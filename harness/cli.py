@@ -77,8 +77,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from harness.devices import runnable
     from harness.runner import RunConfig, verify
-    from harness.store import RECORDS, load_records
+    from harness.store import RECORDS, check_out, load_records
 
+    check_out(args.out)  # a run that cannot be written is refused before any work
     impls = runnable() if args.impl == ("all",) else args.impl
     config = RunConfig(
         algorithms=tuple(dict.fromkeys(args.algorithm)),
@@ -110,12 +111,14 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from harness.report import classify_inputs, write_report
+    from harness.store import check_output_file
 
     first = classify_inputs(args.runs[:1])
     in_place = first.runs or first.experiments
     output = args.output or (
         args.runs[0] / "report.html" if in_place else Path("reports") / "report.html"
     )
+    check_output_file(output, "--output", "write the report")  # before reading every input
     path = write_report(args.runs, output)
     print(f"report written to {path}")
     return 0
@@ -236,9 +239,11 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     from harness.experiments import get_experiment
     from harness.experiments.framework import run
     from harness.report import write_report
+    from harness.store import check_out
 
     experiment = get_experiment(args.experiment)
     out = args.out or Path("reports") / f"{experiment.name}-{args.level}"
+    check_out(out)  # before the backend starts or a task runs
     summary = run(
         experiment,
         args.level,

@@ -26,7 +26,7 @@ import sys
 import time
 import traceback
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -104,6 +104,17 @@ def execute(task: Task) -> Records:
     """Run one task where it lands (this process, a pool worker or a Dask worker)."""
     kwargs = {"rng": task.seed.generator()} if task.seed is not None else {}
     return task.fn(*task.inputs, **kwargs)
+
+
+def execute_with_plugins(task: Task, plugins: Mapping[str, Any]) -> Records:
+    """:func:`execute` on a Dask worker, which may share neither this machine nor this
+    folder: the ``.py`` plugins loaded here travel with each task
+    (:func:`harness.registry.plugin_sources`), so a plugin given by a relative path, or one
+    that imports modules beside it, loads there as it did here."""
+    from harness.registry import receive_plugin_sources
+
+    receive_plugin_sources(plugins)
+    return execute(task)
 
 
 @dataclass(frozen=True)
@@ -237,6 +248,9 @@ class Dask:
             return
         from distributed import wait
 
+        from harness.registry import plugin_sources
+
+        plugins = plugin_sources()
         client, cluster = self._client()
         try:
             slots = self._slots(client)
@@ -247,7 +261,9 @@ class Dask:
                 while queue and len(running) < slots:
                     t = queue.pop()
                     # pure=False: Dask must not merge two equal tasks; a key per task names it.
-                    fut = client.submit(execute, t, pure=False, key=f"task-{_short(t.key)}")
+                    fut = client.submit(
+                        execute_with_plugins, t, plugins, pure=False, key=f"task-{_short(t.key)}"
+                    )
                     running[fut] = (t, None)
                 timeout = 5.0 if self.budget_s is None else 1.0
                 try:
@@ -348,17 +364,122 @@ BUDGETS = {
 
 
 def _reachable(address: str) -> None:
-    """Refuse, before any work, a scheduler address where nothing listens."""
+    """Refuse, before any work, a scheduler address where no Dask scheduler answers: nothing
+    listens, something else does (an HTTP server such as Dask's dashboard, a Dask worker), or
+    the handshake fails. RuntimeError with one line naming the address."""
+    problem = _probe(address)
+    if problem is not None:
+        raise RuntimeError(f"--scheduler {address}: {problem}")
+
+
+#: Seconds a Dask server takes to send its handshake after accepting (it speaks first).
+GREETING_S = 3.0
+#: A Dask message starts with its length (8 bytes); a handshake is far below this.
+_MAX_GREETING = 1 << 20
+_USE_SCHEDULER = "give the tcp:// address `dask scheduler` prints (port 8786 by default)"
+
+
+def _probe(address: str) -> str | None:
+    """What is wrong with ``address`` as a Dask scheduler, or None when one answers.
+
+    First a raw socket: a Dask server sends its handshake as soon as it accepts, so silence
+    means another protocol (HTTP is asked for, to name the dashboard port), and bytes that are
+    not a plausible Dask frame mean something else entirely (Dask would read their first 8
+    bytes as a length and try to allocate it). Then Dask's own handshake and ``identity``
+    call, which says whether a scheduler or a worker answered."""
     import socket
 
     host, _, port = address[len("tcp://") :].rpartition(":")
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_S).close()
+        sock = socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_S)
     except (OSError, ValueError) as exc:
-        raise RuntimeError(
-            f"--scheduler {address}: no Dask scheduler answers there ({exc}); start one with "
-            "`dask scheduler`"
-        ) from None
+        return f"no Dask scheduler answers there ({exc}); start one with `dask scheduler`"
+    with sock:
+        greeting = _read_some(sock, 8, GREETING_S)
+        if not greeting:
+            try:
+                sock.sendall(f"GET / HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
+            except OSError:  # it hung up: not HTTP either
+                return _not_dask(b"")
+            return _not_dask(_read_some(sock, 1024, GREETING_S))
+    size = int.from_bytes(greeting[:8].ljust(8, b"\0"), "little")
+    if len(greeting) < 8 or not 0 < size <= _MAX_GREETING:
+        return (
+            f"something other than a Dask scheduler answers there (it sent {greeting[:16]!r}, "
+            f"not a Dask handshake); {_USE_SCHEDULER}"
+        )
+    return _identity(address)
+
+
+def _read_some(sock: Any, n: int, timeout_s: float) -> bytes:
+    """Up to ``n`` bytes, or fewer when the peer stops sending for ``timeout_s`` or closes."""
+    sock.settimeout(timeout_s)
+    data = b""
+    try:
+        while len(data) < n and (chunk := sock.recv(n - len(data))):
+            data += chunk
+    except OSError:  # a timeout or a reset: what came so far is the answer
+        pass
+    return data
+
+
+def _not_dask(answer: bytes) -> str:
+    """The message for a server that did not speak first, by what it said to an HTTP GET."""
+    if not answer.startswith(b"HTTP/"):
+        return (
+            "something listens there but is not a Dask scheduler (it sent no Dask handshake "
+            f"within {GREETING_S:g} s and does not speak HTTP); {_USE_SCHEDULER}"
+        )
+    head = answer.split(b"\r\n\r\n", 1)[0].lower()
+    # Dask's dashboard (tornado) redirects / to its status page, with or without bokeh.
+    if b"location: status" in head or b"location: /status" in head:
+        return f"this is Dask's dashboard port, not the scheduler's; {_USE_SCHEDULER}"
+    return (
+        "an HTTP server answers there, not a Dask scheduler (Dask's dashboard port is not the "
+        f"scheduler's); {_USE_SCHEDULER}"
+    )
+
+
+def _identity(address: str) -> str | None:
+    """Dask's handshake and ``identity`` call, in a thread of its own (the caller may be inside
+    an event loop), under CONNECT_S seconds."""
+    import asyncio
+    import threading
+
+    result: dict[str, Any] = {}
+
+    async def ask() -> Any:
+        from distributed.comm import connect
+
+        comm = await connect(address, timeout=CONNECT_S)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    def target() -> None:
+        try:
+            result["reply"] = asyncio.run(asyncio.wait_for(ask(), CONNECT_S))
+        except BaseException as exc:  # reported below, as one line
+            result["error"] = exc
+
+    thread = threading.Thread(target=target, name="scheduler-probe", daemon=True)
+    thread.start()
+    thread.join(CONNECT_S + 2)
+    if "reply" not in result:
+        exc = result.get("error")
+        why = "no reply" if exc is None else type(exc).__name__
+        if exc is not None and str(exc).strip():
+            why += f": {str(exc).strip().splitlines()[0]}"
+        return f"the Dask handshake failed ({why}); {_USE_SCHEDULER}"
+    reply = result["reply"]
+    kind = reply.get("type") if isinstance(reply, dict) else None
+    if kind == "Scheduler":
+        return None
+    if kind in ("Worker", "Nanny"):
+        return f"a Dask {kind.lower()} answers there, not the scheduler; {_USE_SCHEDULER}"
+    return f"something other than a Dask scheduler answers there ({kind!r}); {_USE_SCHEDULER}"
 
 
 def check_budget(budget_s: Any) -> float | None:

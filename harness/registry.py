@@ -19,9 +19,12 @@ import hashlib
 import importlib
 import importlib.util
 import numbers
+import os
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -305,19 +308,14 @@ def load_plugin(ref: str, registry: Registry) -> list[AlgorithmSpec]:
 def _import_plugin(ref: str, registry: Registry) -> None:
     path = Path(ref)
     with _collecting_into(registry):
-        if ref.endswith(".py") or path.exists():
+        shipped = _SHIPPED.get(ref)
+        if shipped is not None and not _is_local_copy(path, shipped):
+            # A Dask worker elsewhere (another machine or folder): the parent's sources.
+            _exec_plugin(_materialized(shipped), Path(shipped.path), ref, sent=True)
+        elif ref.endswith(".py") or path.exists():
             if not path.is_file():
                 raise ValueError(f"plugin {ref!r}: no such file")
-            # A name every process derives alike (str hashes are salted per process), so that
-            # what a worker pickles from the plugin unpickles in the parent.
-            digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
-            module_name = f"harness_plugin_{digest}"
-            loader_spec = importlib.util.spec_from_file_location(module_name, path)
-            if loader_spec is None or loader_spec.loader is None:
-                raise ValueError(f"plugin {ref!r}: cannot be imported as a Python file")
-            module = importlib.util.module_from_spec(loader_spec)
-            sys.modules[module_name] = module
-            loader_spec.loader.exec_module(module)
+            _exec_plugin(path, path.resolve(), ref)
         else:
             try:
                 if ref in sys.modules:
@@ -331,6 +329,128 @@ def _import_plugin(ref: str, registry: Registry) -> None:
                         "Python path or a path to a .py file)"
                     ) from None
                 raise
+
+
+@dataclass(frozen=True)
+class PluginSource:
+    """A ``.py`` plugin as this process loaded it, for a process its path does not lead to (a
+    Dask worker on another machine or in another folder): the file's absolute path here, and
+    the sources of the file and of the modules beside it that it imported, by path relative to
+    its folder, the plugin's first."""
+
+    path: str
+    files: tuple[tuple[str, str], ...]
+
+    @property
+    def digest(self) -> str:
+        h = hashlib.sha256(self.path.encode())
+        for rel, text in self.files:
+            h.update(b"\0" + rel.encode() + b"\0" + text.encode())
+        return h.hexdigest()[:16]
+
+
+#: The ``.py`` plugins this process loaded, by reference as given (what the engine sends).
+_LOADED: dict[str, PluginSource] = {}
+#: The plugins a parent sent to this process (a Dask worker), by reference.
+_SHIPPED: dict[str, PluginSource] = {}
+
+
+def plugin_sources() -> dict[str, PluginSource]:
+    """The ``.py`` plugins loaded in this process, for :func:`receive_plugin_sources` in a
+    worker that may not reach them by their paths."""
+    return dict(_LOADED)
+
+
+def receive_plugin_sources(sources: Mapping[str, PluginSource]) -> None:
+    """Take a parent's plugins (all of them: the table is replaced): this process then imports
+    each reference from its sources unless its path leads to the same file here. One this
+    process loaded itself, alike (the parent, when a Dask worker is a thread of it), is left
+    out, so the parent never imports an old copy of a plugin edited since. A changed table
+    drops the cached registries, so a long-lived worker never runs an old copy either."""
+    sent = {ref: src for ref, src in sources.items() if _LOADED.get(ref) != src}
+    if sent != _SHIPPED:
+        _SHIPPED.clear()
+        _SHIPPED.update(sent)
+        registry_for.cache_clear()
+
+
+def _is_local_copy(path: Path, shipped: PluginSource) -> bool:
+    """``path`` is the parent's file, unchanged (a shared file system): import it in place, so
+    the files beside it that were not sent (data, say) are there too."""
+    try:
+        return (
+            path.is_file()
+            and str(path.resolve()) == shipped.path
+            and path.read_text(encoding="utf-8") == shipped.files[0][1]
+        )
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _materialized(shipped: PluginSource) -> Path:
+    """The sent files written to a folder named by their digest; returns the plugin's path."""
+    user = getattr(os, "getuid", lambda: "")()  # a folder per user: another's is not writable
+    folder = Path(tempfile.gettempdir()) / f"harness-plugins-{user}" / shipped.digest
+    for rel, text in shipped.files:
+        target = folder / rel
+        if not target.is_file() or target.read_text(encoding="utf-8") != text:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, target)  # atomic: worker processes on one machine may race here
+    return folder / shipped.files[0][0]
+
+
+def _exec_plugin(file: Path, original: Path, ref: str, sent: bool = False) -> None:
+    """Import the plugin at ``file`` with its folder on ``sys.path`` (so it can import the
+    modules beside it), under a name derived from ``original`` (its path in the process that
+    read it from disk, so that every process derives the same name), and record its sources
+    for workers unless it is a copy a parent ``sent``."""
+    # A name every process derives alike (str hashes are salted per process), so that what a
+    # worker pickles from the plugin unpickles in the parent.
+    digest = hashlib.sha256(str(original).encode()).hexdigest()[:16]
+    module_name = f"harness_plugin_{digest}"
+    loader_spec = importlib.util.spec_from_file_location(module_name, file)
+    if loader_spec is None or loader_spec.loader is None:
+        raise ValueError(f"plugin {ref!r}: cannot be imported as a Python file")
+    module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[module_name] = module
+    folder = str(file.resolve().parent)
+    before = set(sys.modules)
+    added = folder not in sys.path
+    if added:
+        sys.path.insert(0, folder)
+        importlib.invalidate_caches()
+    try:
+        loader_spec.loader.exec_module(module)
+    finally:
+        if added and folder in sys.path:
+            sys.path.remove(folder)
+    if not sent:  # a copy a parent sent is not sent on
+        _record(ref, file, before)
+
+
+def _record(ref: str, file: Path, before: set[str]) -> None:
+    """Remember the plugin and the modules beside it that it imported now (a package already
+    imported, such as harness, is the environment's, not the plugin's) or at an earlier load."""
+    folder = file.resolve().parent
+    tops = {name.partition(".")[0] for name in before}
+    earlier = _LOADED.get(ref)
+    same = earlier is not None and earlier.path == str(file.resolve())
+    rels = [rel for rel, _ in earlier.files[1:]] if same and earlier else []
+    for name in set(sys.modules) - before:
+        where = getattr(sys.modules.get(name), "__file__", None)
+        if where and name.partition(".")[0] not in tops and where.endswith(".py"):
+            with contextlib.suppress(ValueError):
+                rels.append(str(Path(where).resolve().relative_to(folder)))
+    try:
+        files = [(file.name, file.read_text(encoding="utf-8"))]
+    except (OSError, UnicodeDecodeError):
+        return  # not sent: a worker must reach it by its path, as before
+    for rel in sorted(set(rels) - {file.name}):
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            files.append((rel, (folder / rel).read_text(encoding="utf-8")))
+    _LOADED[ref] = PluginSource(str(file.resolve()), tuple(files))
 
 
 def build_registry(plugins: tuple[str, ...] | list[str] = ()) -> Registry:

@@ -13,12 +13,15 @@ copy, so a record is never counted twice.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import math
 import os
 import platform
 import subprocess
+import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Mapping
@@ -133,8 +136,7 @@ def open_run(
     """
     out = Path(out)
     settings = clean(dict(settings))
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {str(out)!r} is a file; valid: a directory (new or resumable)")
+    check_out(out)
     path = out / manifest
     if path.is_file():
         old = json.loads(path.read_text(encoding="utf-8"))
@@ -160,9 +162,65 @@ def open_run(
             f"--out {str(out)!r} is a non-empty directory without {manifest}; "
             "valid: a new or empty directory, or one this command made"
         )
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(path, {"settings": settings, "provenance": provenance()})
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        write_json(path, {"settings": settings, "provenance": provenance()})
+    except OSError as exc:  # raced with check_out, or a full disk: still one line
+        raise ValueError(
+            f"--out {out}: cannot create a run directory there ({_reason(exc)})"
+        ) from None
     return out / RECORDS
+
+
+def check_out(out: Path, option: str = "--out") -> None:
+    """Refuse, before any work, a run directory that cannot be created or written to:
+    ValueError naming ``option``. Nothing is left behind."""
+    out = Path(out)
+    if _is_file(out):
+        raise ValueError(f"{option} {str(out)!r} is a file; valid: a directory (new or resumable)")
+    check_writable(out, option, "create a run directory")
+
+
+def check_output_file(output: Path, option: str, what: str) -> None:
+    """Refuse, before any work, an output file that cannot be written (its folder cannot be
+    made or written to, or it is a directory): ValueError naming ``option`` and saying that
+    ``what`` (e.g. "write the report") cannot be done there."""
+    output = Path(output)
+    is_dir = False
+    with contextlib.suppress(OSError):  # unsearchable: check_writable names the reason
+        is_dir = output.is_dir()
+    if is_dir:
+        raise ValueError(f"{option} {output}: is a directory; valid: a file path")
+    check_writable(output.parent, option, what, shown=output)
+
+
+def check_writable(folder: Path, option: str, what: str, shown: Path | None = None) -> None:
+    """Create and remove a probe file in ``folder``, or in its nearest existing ancestor when
+    it does not exist yet (where its mkdir would need to write). The probe is the only honest
+    test: ``os.access`` says yes to root on a read-only mount and in /proc."""
+    shown = folder if shown is None else shown
+    try:
+        probe = Path(folder)
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        if not probe.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(probe))
+        fd, name = tempfile.mkstemp(prefix=".harness-probe-", dir=probe)
+        os.close(fd)
+        os.unlink(name)
+    except OSError as exc:
+        raise ValueError(f"{option} {shown}: cannot {what} there ({_reason(exc)})") from None
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.exists() and not path.is_dir()
+    except OSError:  # e.g. a folder above it cannot be searched: check_writable says so
+        return False
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
 
 
 def append_task(path: Path, task_id: str, records: list[dict[str, Any]]) -> None:

@@ -221,7 +221,13 @@ def run(
     already = done_tasks(records)
     planned: set[str] = set()
     stamp = _stamp(experiment.name)
+    wall = _CallWall(out / WALL, start)
     ran = 0
+
+    def stamp_and_time(task: Task, records: Records) -> Records:
+        wall.finished_task()
+        return stamp(task, records)
+
     try:
         while True:
             tasks = experiment.plan(config, records, part)
@@ -236,10 +242,11 @@ def run(
                 log(f"{experiment.name}: {len(todo)} more tasks planned from the results so far")
             if not todo:
                 break
-            ran += run_tasks(todo, path, backend, progress, experiment.name, stamp)
+            wall.begin()
+            ran += run_tasks(todo, path, backend, progress, experiment.name, stamp_and_time)
             records = load_records(path)
     finally:  # an interrupted call's finished tasks took time too
-        _log_wall(out, time.perf_counter() - start, len(done_tasks(load_records(path)) - already))
+        wall.end(len(done_tasks(load_records(path)) - already))
     mine = _planned_records(experiment, config, records)
     verdicts = judged(experiment, config, mine)
     write_json(out / CLAIMS, [v.to_dict() for v in verdicts])
@@ -255,12 +262,38 @@ def run(
     )
 
 
-def _log_wall(out: Path, wall_s: float, tasks: int) -> None:
-    """Append a call that ran tasks to OUT/wall.json; a call that only resumed adds nothing."""
-    if tasks:
-        path = out / WALL
-        calls = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
-        write_json(path, [*calls, {"wall_s": wall_s, "tasks": tasks}])
+class _CallWall:
+    """This call's entry in OUT/wall.json: written when the call starts running tasks, rewritten
+    as each task finishes and when the call ends, so a call killed outright (SIGKILL, power
+    loss) still leaves its time up to its last finished task (``"ended": false``). A call that
+    only resumed, with nothing to run, adds nothing."""
+
+    def __init__(self, path: Path, start: float) -> None:
+        self.path, self.start = path, start
+        self.calls: list[dict[str, Any]] | None = None
+        self.tasks = 0
+
+    def begin(self) -> None:
+        if self.calls is None:
+            self.calls = self.earlier()
+            self._write(ended=False)
+
+    def earlier(self) -> list[dict[str, Any]]:
+        return json.loads(self.path.read_text(encoding="utf-8")) if self.path.is_file() else []
+
+    def finished_task(self) -> None:
+        self.tasks += 1
+        self._write(ended=False)
+
+    def end(self, tasks: int) -> None:
+        self.tasks = tasks
+        self._write(ended=True)
+
+    def _write(self, ended: bool) -> None:
+        if self.calls is None:
+            return
+        this = {"wall_s": time.perf_counter() - self.start, "tasks": self.tasks, "ended": ended}
+        write_json(self.path, [*self.calls, this])
 
 
 def recorded_wall(out: Path) -> dict[str, Any] | None:
