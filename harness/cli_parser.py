@@ -140,8 +140,32 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+EPILOG_LIST = """\
+what it shows:
+  One row per registered algorithm: its family, its guarantee (exact draws, approximate within
+  a promised delta, or an MCMC kernel), the target kinds it accepts, the implementation keys
+  this machine can run (reference, numba, cuda) and the paper section it follows. With
+  --problems, the verification problems too: name, target kind and the levels they run at.
+
+examples:
+  harness list                                   # the algorithms
+  harness list --problems                        # and the problems verify runs them on
+  harness list --plugin my_sampler.py            # with the algorithms a plugin registers
+  harness list --problems --plugin my_problem.py # with a plugin's problems
+  harness list --json | python -m json.tool      # everything, machine-readable
+  harness list --experiments                     # the paper experiments `make run` runs
+"""
+
+
 def _add_list(sub: argparse._SubParsersAction) -> None:
-    lst = sub.add_parser("list", help="list registered algorithms (and problems)")
+    lst = sub.add_parser(
+        "list",
+        help="list registered algorithms (and problems)",
+        description="List what the harness can verify: the registered algorithms (built-in and "
+        "from plugins), and with --problems the problems they run on.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG_LIST,
+    )
     lst.add_argument("--json", action="store_true", help="machine-readable output")
     lst.add_argument("--problems", action="store_true", help="list verification problems too")
     lst.add_argument(

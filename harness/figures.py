@@ -11,6 +11,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.legend import Legend
 
 from harness.gates.ecdf_bands import EcdfBand, Side
 
@@ -37,6 +39,30 @@ def inline_svg(fig: plt.Figure) -> str:
     for decl in _SVG_NAMESPACES:
         text = text.replace(decl, "", 1)
     return text
+
+
+def legend_below(ax: Axes, fontsize: float = 7, ncol: int | None = None) -> Legend | None:
+    """The axes' legend under them, below the tick labels and the x label: inside the axes a
+    legend covers data somewhere, whatever corner it takes. None when nothing is labelled."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return None
+    fig = ax.get_figure(root=True)
+    assert fig is not None
+    # Where the x label ends is known only from a renderer; the tight bbox of the saved
+    # figure then takes in the legend hanging below.
+    box = ax.get_tightbbox(fig.canvas.get_renderer()).transformed(fig.transFigure.inverted())
+    centre = ax.get_position().x0 + ax.get_position().width / 2
+    return ax.legend(
+        handles,
+        labels,
+        loc="upper center",
+        bbox_to_anchor=(centre, box.y0),
+        bbox_transform=fig.transFigure,
+        ncol=ncol or (1 if len(handles) < 3 else 2),
+        fontsize=fontsize,
+        frameon=False,
+    )
 
 
 #: The colour of the marks where an ECDF difference leaves its band (the report's fail colour).

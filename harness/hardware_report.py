@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from harness.experiments.report_parts import cell, table
-from harness.figures import inline_svg
+from harness.figures import inline_svg, legend_below
 from harness.text_table import microseconds
 from harness.timings import json_file
 
@@ -44,25 +44,57 @@ def _us(x: float | None) -> str:
     return "no GPU numbers" if x is None else microseconds(x)
 
 
+#: The saving figure's colours, by the names its caption gives them.
+WINS, LOSES, NEEDED = ("green", "#2e7d32"), ("red", "#c62828"), ("grey", "#bbbbbb")
+
+
+def _wins(rows: list[dict[str, Any]]) -> np.ndarray:
+    """Per row, whether racing's saving beats what it needs to tie the GPU."""
+    return np.array([r["saving"] > r["needed_saving_1core"] for r in rows], dtype=bool)
+
+
+def saving_caption(where: str, rows: list[dict[str, Any]]) -> str:
+    """The saving figure's caption: it names the colours :func:`saving_figure` draws for
+    ``rows``, and only those."""
+    wins = _wins(rows)
+    dots = [
+        f"{name} where it {what}"
+        for (name, _), what, drawn in (
+            (WINS, "beats the GPU (right of its bar)", wins.any()),
+            (LOSES, "does not (left of its bar's end)", (~wins).any()),
+        )
+        if drawn
+    ]
+    return (
+        f"Where racing on one core beats the GPU ({where}): {NEEDED[0]} bars, the saving racing "
+        f"needs to tie the GPU; dots, the saving it gets, {' and '.join(dots)}"
+        + ("" if wins.any() else "; in no cell does racing beat the GPU")
+    )
+
+
 def saving_figure(rows: list[dict[str, Any]]) -> str:
     """Per cell, racing's saving (dot) against the saving it needs to tie the GPU (bar): racing
     pays on the GPU machine where the dot lies right of the bar's end."""
     fig, ax = plt.subplots(figsize=(7.0, 0.8 + 0.36 * len(rows)))
     y = np.arange(len(rows))
-    need = [r["needed_saving_1core"] for r in rows]
-    got = [r["saving"] for r in rows]
-    colors = ["#2e7d32" if g > n else "#c62828" for g, n in zip(got, need, strict=True)]
-    ax.barh(y, need, color="#bbb", height=0.6, label="saving needed to tie the GPU (1 core)")
-    ax.scatter(got, y, color=colors, zorder=3, label="saving racing gets")
+    need = np.array([r["needed_saving_1core"] for r in rows], dtype=float)
+    got = np.array([r["saving"] for r in rows], dtype=float)
+    wins = _wins(rows)
+    ax.barh(y, need, color=NEEDED[1], height=0.6, label="saving needed to tie the GPU (1 core)")
+    # One call per colour, so that the legend shows each colour with its meaning.
+    for (_, colour), mine, label in (
+        (WINS, wins, "saving racing gets, beating the GPU"),
+        (LOSES, ~wins, "saving racing gets, short of the GPU"),
+    ):
+        if mine.any():
+            ax.scatter(got[mine], y[mine], color=colour, zorder=3, label=label)
     ax.set_xscale("log")
     ax.set_yticks(y, [f"{r['kind']} D={r['D']} N={r['N']:.0e}" for r in rows], fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel("N D / evaluations per draw")
-    ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    out = inline_svg(fig)
-    plt.close(fig)
-    return out
+    legend_below(ax, ncol=3)
+    return inline_svg(fig)
 
 
 def _bandwidth_text(b: dict[str, Any], where: str) -> dict[str, Any]:
@@ -176,8 +208,7 @@ def hardware_section(files: list[dict[str, Any]]) -> dict[str, Any]:
             figures.append(
                 {
                     "svg": saving_figure(measured),
-                    "title": f"Where racing on one core beats the GPU ({where}): green dots "
-                    "lie right of their bar",
+                    "title": saving_caption(where, measured),
                 }
             )
     return {

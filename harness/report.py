@@ -22,6 +22,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from harness.experiments.report_parts import cell, table
 from harness.figures import inline_svg as _svg
+from harness.figures import legend_below
 from harness.hardware_report import hardware_section, is_hardware, load_hardware
 from harness.report_bands import (
     calibration_section,
@@ -137,8 +138,19 @@ def _pmf_figure(
     ax.set_yscale("log")
     ax.set_xlabel("state i")
     ax.set_ylabel("probability")
-    ax.legend(fontsize=7, frameon=False)
+    legend_below(ax)
     return _svg(fig)
+
+
+def params_text(params: str) -> str:
+    """A case's parameters (the JSON of its key) as ", k=v, ..."; nothing for none, not "{}"."""
+    try:
+        given = json.loads(params)
+    except ValueError:
+        given = None
+    if not isinstance(given, dict):
+        return f", {params}" if params.strip("{} ") else ""
+    return "".join(f", {k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in given.items())
 
 
 def experiment_section(path: Path) -> dict[str, Any]:
@@ -165,8 +177,8 @@ def verification_section(summary: dict[str, Any], number: int = 1) -> dict[str, 
     for algorithm, case, problem in sorted(cases):
         svg = _pmf_figure(run, summary["records"], case, problem, plugins)
         if svg:
-            params = case.split("|", 2)[2]
-            figures.append({"title": f"{algorithm} on {problem} {params}", "svg": svg})
+            title = f"{algorithm} on {problem}{params_text(case.split('|', 2)[2])}"
+            figures.append({"title": title, "svg": svg})
     failed = [v for v in verdicts if v["verdict"] == "fail"]
     return {
         "kind": "verification",
@@ -241,37 +253,59 @@ def classify_inputs(paths: list[Path]) -> ReportInputs:
     return ReportInputs(**{k: tuple(v) for k, v in sorted_.items()})
 
 
+#: Implementation columns of the verdict grid in this order; any other sorts after them.
+IMPL_ORDER = ("reference", "numba", "cuda")
+
+
+def _impl_key(impl: str) -> tuple[int, int, str]:
+    pair = "-vs-" in impl  # agreement pseudo-implementations read best after the real ones
+    rank = IMPL_ORDER.index(impl) if impl in IMPL_ORDER else len(IMPL_ORDER)
+    return (pair, rank, impl)
+
+
 def verdict_matrix(sections: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Section 1 at a glance: algorithm x implementation rows, one column per gate."""
-    cells: dict[tuple[str, str], dict[str, list[str]]] = {}
-    gates: set[str] = set()
+    """Section 1 at a glance: one row per algorithm, one column per implementation, each cell
+    the gates that ran there. Gates are listed in the cell rather than given a column each:
+    a full run has dozens of gates, and a column per gate cannot fit the page."""
+    cells: dict[str, dict[str, dict[str, list[str]]]] = {}
     for s in sections:
         for v in s["verdicts"]:
-            gates.add(v["gate"])
-            cells.setdefault((v["algorithm"], str(v["impl"])), {}).setdefault(v["gate"], []).append(
-                v["verdict"]
-            )
+            by_impl = cells.setdefault(v["algorithm"], {})
+            by_impl.setdefault(str(v["impl"]), {}).setdefault(v["gate"], []).append(v["verdict"])
     if not cells:
         return None
-    columns = sorted(gates)
+    impls = sorted({i for by_impl in cells.values() for i in by_impl}, key=_impl_key)
     rows = []
-    for (algorithm, impl), by_gate in sorted(cells.items()):
-        row = [cell(algorithm), cell(impl)]
-        for g in columns:
-            got = by_gate.get(g, [])
-            if not got:
-                row.append(cell(""))
-                continue
-            passed = sum(x == "pass" for x in got)
-            row.append(cell(f"{passed}/{len(got)}", "pass" if passed == len(got) else "fail"))
-        rows.append(row)
-    return table(
-        "Verdicts by algorithm, implementation and gate (passed / verdicts)",
-        ["algorithm", "impl", *columns],
-        rows,
-        caption="Each verdict is one (problem, parameters) case; details, p-values, n and the "
-        "detectable effect are in each run's table below.",
-    )
+    for algorithm, by_impl in sorted(cells.items()):
+        row_cells, passed, total = [], 0, 0
+        for impl in impls:
+            gates = []
+            for gate, got in sorted(by_impl.get(impl, {}).items()):
+                ok = sum(x == "pass" for x in got)
+                passed, total = passed + ok, total + len(got)
+                gates.append(
+                    {"name": gate, "passed": ok, "total": len(got), "failed": ok < len(got)}
+                )
+            gates.sort(key=lambda g: not g["failed"])  # failures first, where the eye lands
+            row_cells.append(gates)
+        cls = "pass" if passed == total else "fail"
+        rows.append(
+            {
+                "algorithm": algorithm,
+                "passed": passed,
+                "total": total,
+                "cls": cls,
+                "cells": row_cells,
+            }
+        )
+    return {
+        "title": "Verdicts by algorithm and implementation",
+        "impls": impls,
+        "rows": rows,
+        "caption": "Each verdict is one (problem, parameters) case of a gate. A gate in green "
+        "passed every case; one in red failed some, with its passed / verdicts count. Details, "
+        "p-values, n and the detectable effect are in each run's table below.",
+    }
 
 
 def claims_summary(sections: list[dict[str, Any]]) -> dict[str, Any]:

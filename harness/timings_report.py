@@ -17,6 +17,7 @@ import numpy as np
 
 from harness.experiments.report_parts import cell, fmt, table
 from harness.figures import inline_svg as _svg
+from harness.figures import legend_below
 from harness.timings import AsvPoint, AsvResults, BenchFile, Speedup, speedups
 
 #: History plots drawn at most (the benchmarks that moved most across commits); the table has all.
@@ -166,7 +167,7 @@ def history_figures(results: AsvResults) -> list[dict[str, str]]:
         ax.set_xticks(range(len(commits)), [c[:8] for _, c in commits], rotation=45, fontsize=6)
         ax.set_ylabel("seconds (median, IQR)", fontsize=7)
         ax.set_ylim(bottom=0)
-        ax.legend(fontsize=6, frameon=False)
+        legend_below(ax, fontsize=6)
         figures.append({"title": short_label(label), "svg": _svg(fig)})
     return figures
 

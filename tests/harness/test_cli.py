@@ -293,6 +293,9 @@ def test_help_teaches():
     assert out.returncode == 0
     assert "examples:" in out.stdout and "resume" in out.stdout
     assert "--verbose" in out.stdout and "One line per algorithm and implementation" in out.stdout
+    out = harness("list", "--help")
+    assert out.returncode == 0 and "examples:" in out.stdout and "--problems" in out.stdout
+    assert "List what the harness can verify" in out.stdout
 
 
 def test_verify_prints_a_line_per_algorithm_then_failures_in_full(

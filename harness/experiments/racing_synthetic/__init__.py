@@ -137,7 +137,8 @@ class RacingSynthetic(Experiment[RacingSyntheticConfig]):
     def figures(self, config: RacingSyntheticConfig, records: Records) -> list[dict[str, Any]]:
         caption = (
             "Error rate against the exact answer under the same Gumbel noise (bars: half its "
-            "95% Clopper-Pearson width), and the proportion of the N * D rewards sampled."
+            "95% Clopper-Pearson width; a setting with no error is drawn on the dashed floor "
+            "line, without a bar), and the proportion of the N * D rewards sampled."
         )
         groups = []
         for v in config.variants:
@@ -170,6 +171,10 @@ class RacingSynthetic(Experiment[RacingSyntheticConfig]):
         ]
 
 
+#: The error-rate figures' name for the floor their zero rates are drawn at (a log axis).
+ZERO_ERRORS = "0 errors (drawn at floor)"
+
+
 def _sigma_figures(recs: Records, sigma: float) -> list[tuple[str, str]]:
     lines: dict[tuple[str, str], Records] = {}
     for r in sorted(recs, key=lambda r: (ALGORITHMS.index(r["algorithm"]), r["delta"])):
@@ -183,7 +188,10 @@ def _sigma_figures(recs: Records, sigma: float) -> list[tuple[str, str]]:
     deltas = sorted({r["delta"] for r in recs})
     errors.append(Line("y = delta", deltas, deltas, color="k", style="--"))
     return [
-        (f"error rate, sigma = {sigma:g}", line_figure(errors, "delta", "error rate")),
+        (
+            f"error rate, sigma = {sigma:g}",
+            line_figure(errors, "delta", "error rate", zero_label=ZERO_ERRORS),
+        ),
         (f"rewards, sigma = {sigma:g}", line_figure(rewards, "delta", "proportion of rewards")),
     ]
 
