@@ -508,8 +508,9 @@ def _clutter_log_lik_grad(theta: np.ndarray, data: np.ndarray, grad: np.ndarray)
         for j in range(d):
             inlier += (data[i, j] - theta[j]) ** 2
         r = math.exp(math.log(CLUTTER_W) - 0.5 * inlier - d * half_log_2pi - point)
-        for j in range(d):
-            grad[j] += r * (data[i, j] - theta[j])
+        if r > 0.0:  # r = 0 adds nothing, and 0 * inf at an infinite theta would be NaN
+            for j in range(d):
+                grad[j] += r * (data[i, j] - theta[j])
     return total
 
 

@@ -47,8 +47,11 @@ class TruncatedGumbelTarget:
         """log density: Gumbel(phi) log density minus log F_Gumbel(b); -inf above b."""
         g = np.asarray(g, dtype=np.float64)
         z = g - self.phi
-        out = -z - np.exp(-z) + math.exp(self.phi - self.b)
-        return np.where(g <= self.b, out, -np.inf)
+        # Far below phi, exp(-z) overflows to inf (the density is 0: log -inf); at g = -inf
+        # the formula is inf - inf, so that end is set apart.
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = -z - np.exp(-z) + math.exp(self.phi - self.b)
+        return np.where((g <= self.b) & (g > -np.inf), out, -np.inf)
 
     @property
     def support(self) -> tuple[float, float]:

@@ -195,9 +195,12 @@ class GLMTarget(DesignShape):
         """log prior + sum_n log L_n, unnormalised, reading all N terms (the regular-MCMC
         density)."""
         theta = self._theta(theta)
-        return self.log_prior(theta) + float(
-            log_lik_total_nb(self.code, self.X, self.t, self.nu, theta)
-        )
+        prior = self.log_prior(theta)
+        if prior == -np.inf:
+            # An infinite theta: every likelihood term is bounded above, so the posterior
+            # vanishes with the prior, while x . theta may be inf - inf (NaN) there.
+            return prior
+        return prior + float(log_lik_total_nb(self.code, self.X, self.t, self.nu, theta))
 
     def grad_log_posterior(self, theta: Any) -> np.ndarray:
         theta = self._theta(theta)

@@ -24,6 +24,8 @@ def _mixture_log_lik(x: np.ndarray, data: np.ndarray) -> float:
     """o = log(N(x; -2, 1) + 2 N(x; 2, 1)) - log N(x; 0, 2): each term's log ratio to the
     proposal is -(3/8) x^2 + m x - m^2 / 2 + log 2."""
     t = x[0]
+    if t * t == math.inf:  # x = +-inf or |x| > 1.3e154: both terms are -inf, so o is too
+        return -math.inf
     a = -0.375 * t * t - 2.0 * t - 2.0 + _LOG_2
     b = -0.375 * t * t + 2.0 * t - 2.0 + _LOG_2 + _LOG_2
     top = max(a, b)
@@ -33,6 +35,9 @@ def _mixture_log_lik(x: np.ndarray, data: np.ndarray) -> float:
 def _mixture_log_lik_grad(x: np.ndarray, data: np.ndarray, grad: np.ndarray) -> float:
     """o and do/dx: the terms' slopes -(3/4) x -+ 2, weighted by their shares."""
     t = x[0]
+    if t * t == math.inf:  # o is -inf (see _mixture_log_lik); the slope is the larger term's
+        grad[0] = -0.75 * t + (2.0 if t > 0.0 else -2.0)
+        return -math.inf
     a = -0.375 * t * t - 2.0 * t - 2.0 + _LOG_2
     b = -0.375 * t * t + 2.0 * t - 2.0 + _LOG_2 + _LOG_2
     top = max(a, b)
@@ -46,6 +51,8 @@ def _mixture_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
     add the two maxima (an upper bound of the sum)."""
     t_a = min(max(-8.0 / 3.0, lo[0]), hi[0])
     t_b = min(max(8.0 / 3.0, lo[0]), hi[0])
+    if t_a * t_a == math.inf:  # the box lies beyond |x| = 1.3e154 (t_a = t_b), where o is -inf
+        return -math.inf
     a = -0.375 * t_a * t_a - 2.0 * t_a - 2.0 + _LOG_2
     b = -0.375 * t_b * t_b + 2.0 * t_b - 2.0 + _LOG_2 + _LOG_2
     top = max(a, b)
