@@ -66,3 +66,26 @@ def test_study_rows_vary_one_factor_at_a_time_and_data_have_the_asked_conditioni
     eig = np.linalg.eigvalsh(data.X.T @ data.X / data.N)
     assert eig.max() / eig.min() == pytest.approx(100.0, rel=0.1)
     assert np.mean(np.sum(data.X**2, axis=1)) == pytest.approx(1.0, rel=0.05)
+
+
+def test_the_mnist_row_runs_on_the_real_digits_at_every_level() -> None:
+    from harness.experiments.flymc_table1 import MNIST, FlymcTable1, run_row
+
+    flymc = FlymcTable1()
+    for level in ("quick", "full"):
+        rows = [r for r in flymc.config(level).rows if r.data == MNIST]
+        assert {r.N for r in rows} == {12_214} and len(rows) == 12  # 4 chains of 3 columns
+        assert {(r.model, r.column) for r in rows} == {
+            ("logistic", c) for c in ("regular", "untuned", "map")
+        }
+    data = row_data(Row("logistic", MNIST, "map", 12_214, 100))
+    assert data.source.startswith("real: MNIST 7 vs 9") and data.X.shape == (12_214, 51)
+    assert data.name == "mnist-7-vs-9-pca50" and data.theta_true is None
+    (record,) = run_row(
+        Row("logistic", MNIST, "map", 12_214, 20), 0.01, 0.1, np.random.default_rng(0)
+    )
+    assert record["source"].startswith("real: MNIST") and (record["N"], record["D"]) == (12_214, 51)
+    assert record["map_evaluations"] > 0
+    # its claims are judged on it, not setting differs
+    logistic = [c for c in flymc.claims(flymc.config("quick")) if c.id.startswith("logistic-")]
+    assert logistic and all(not c.differs and "real MNIST" in c.quantity for c in logistic)
