@@ -1,18 +1,21 @@
-"""The ARCH model of 000_26bed7cc1ef3ab92.txt, Sec. 5.2: simulated returns, likelihood terms and
-their derivatives, priors, Gaussian fits of each model's posterior, and second-order Taylor
-surrogates of the terms (for control variates, 000 Sec. 3.4).
+"""The ARCH model of 000_26bed7cc1ef3ab92.txt, Sec. 5.2: index returns (and a simulated stand-in),
+likelihood terms and their derivatives, priors, Gaussian fits of each model's posterior, and
+second-order Taylor surrogates of the terms (for control variates, 000 Sec. 3.4).
 
 r_t = sigma_t z_t, z_t ~ t_nu(0, 1) (unit scale, as written), sigma_t^2 = alpha_0 +
 sum_{i=1..q} alpha_i r_{t-i}^2, alpha_i, nu ~ Gamma(1, 1). Every order q conditions on the first
 :data:`QMAX` returns, so all models explain the same N terms (one reward matrix serves a Gibbs
 draw of q). Parameters live on the log scale, phi = log(alpha_0..alpha_q, nu); psi = exp(phi).
 
-The paper's index returns are not available: :func:`simulate_returns` draws a stand-in series
-from the model itself.
+The paper's 5-minute Shanghai composite returns are not available: :func:`index_returns` gives
+daily returns of a stock index shipped inside the ``arch`` package (offline), and
+:func:`simulate_returns` draws a series from the model itself.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +30,81 @@ from scipy.special import digamma, polygamma
 MODELS = (5, 10, 15, 20, 25, 30)
 QMAX = MODELS[-1]
 SIM_BURN_IN = 1000
+#: Daily prices 1999-01-04..2018-12-31 that the ``arch`` package ships (``arch.data``): the
+#: stand-ins for 000's index; 5,031 prices, so 5,030 returns and 5,000 terms after QMAX.
+INDEXES = {"nasdaq": "NASDAQ Composite", "sp500": "S&P 500"}
+INDEX_RETURNS = 5030
+#: The requirement that ships them (its data files have not changed within a major version).
+ARCH_REQUIREMENT = "arch>=8.0,<9"
+
+
+class MissingPackage(ImportError, RuntimeError):
+    """An optional package is not installed (a RuntimeError too, so the CLI says it in one
+    line)."""
+
+
+@dataclass(frozen=True, eq=False)
+class IndexReturns:
+    """Daily log returns of an index's adjusted close, oldest first, and where they came from."""
+
+    name: str
+    returns: np.ndarray
+    first: str
+    last: str
+    source: str
+
+    def describe(self) -> dict[str, Any]:
+        """What a record keeps of them: source, dates and a digest (the series, in short)."""
+        r = self.returns
+        return {
+            "simulated": False,
+            "source": self.source,
+            "first": self.first,
+            "last": self.last,
+            "n_returns": int(r.size),
+            "mean": float(r.mean()),
+            "std": float(r.std()),
+            "sha256": hashlib.sha256(r.tobytes()).hexdigest(),
+        }
+
+
+def index_returns(name: str, n: int | None = None) -> IndexReturns:
+    """The last ``n`` (all when None) daily log returns log P_t - log P_{t-1} of the adjusted
+    close of index ``name`` (a key of :data:`INDEXES`), read from the ``arch`` package's
+    bundled file (no network).
+
+    Reading of 000 (000_26bed7cc1ef3ab92.txt, Sec. 5.2), which names "the return r_t of stock
+    price series" and no unit: the log return itself, as a fraction (not in percent) and not
+    demeaned (the model has no mean term; the daily mean is under 1/70 of the sd). Only the
+    Gamma(1, 1) prior on alpha_0 sees the unit: with r_t of order 1e-2 here, and 1e-3 for
+    5-minute returns, alpha_0 is of order 1e-4 or less and that prior nearly flat in both; in
+    percent it would be of order 0.1 to 1 and the prior would inform it.
+    """
+    if name not in INDEXES:
+        raise ValueError(f"index {name!r} is invalid; valid: {', '.join(INDEXES)}")
+    try:
+        module = importlib.import_module(f"arch.data.{name}")
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] != "arch":
+            raise
+        raise MissingPackage(
+            f"the {INDEXES[name]} returns need the arch package: pip install "
+            f"'{ARCH_REQUIREMENT}' (racing-arch runs without it at data=simulated, variant=none)"
+        ) from None
+    frame = module.load()
+    prices = frame["Adj Close"].to_numpy(dtype=np.float64)
+    r = np.diff(np.log(prices))
+    if not np.all(np.isfinite(r)):
+        raise ValueError(f"{name}: the adjusted close has missing or non-positive prices")
+    dates = frame.index[1:]
+    start = 0 if n is None else r.size - n
+    if not 0 <= start < r.size:
+        raise ValueError(f"{name}: {n} returns asked; valid: 1..{r.size}")
+    r = r[start:]
+    r.setflags(write=False)
+    version = importlib.import_module("arch").__version__
+    source = f"{INDEXES[name]}, daily adjusted close (arch.data.{name}, arch {version})"
+    return IndexReturns(name, r, str(dates[start].date()), str(dates[-1].date()), source)
 
 
 @dataclass(frozen=True, eq=False)

@@ -34,11 +34,27 @@ LOG_PI.setflags(write=False)
 Rec = Mapping[str, Any]
 
 
+def config_returns(config: ArchConfig) -> tuple[np.ndarray, dict[str, Any]]:
+    """The N + QMAX returns of ``config`` and what a record says of them: the last ones of its
+    index, or a series simulated from the model (fixed by the seed)."""
+    if config.data != "simulated":
+        series = arch.index_returns(config.data, config.N + arch.QMAX)
+        return series.returns, series.describe()
+    r = arch.simulate_returns(config.N, config.true_alpha, config.true_nu, config.seed)
+    return r, {
+        "simulated": True,
+        "note": "simulated ARCH returns; the paper's Shanghai index data are not available",
+        "model": f"ARCH({config.true_q}) with t_{config.true_nu:g}(0, 1) innovations",
+        "true_q": config.true_q,
+        "true_alpha": list(config.true_alpha),
+        "true_nu": config.true_nu,
+    }
+
+
 @functools.lru_cache(maxsize=4)
 def config_data(config: ArchConfig) -> ArchData:
-    """The simulated returns of ``config`` (fixed by its seed; made once per process)."""
-    r = arch.simulate_returns(config.N, config.true_alpha, config.true_nu, config.seed)
-    return arch.arch_data(r)
+    """The data of ``config`` (made once per process)."""
+    return arch.arch_data(config_returns(config)[0])
 
 
 @dataclass(frozen=True, eq=False)
@@ -394,19 +410,15 @@ def part_length(config: ArchConfig, part: str) -> int:
     return config.adapt_iterations if part.startswith("adapt/") else config.iterations
 
 
-def pilot_task(config: ArchConfig) -> Records:
-    """The pilot fit of every model (pseudo-priors, preconditioners, anchors) and the data."""
+def pilot_task(config: ArchConfig, tag: str = "") -> Records:
+    """The pilot fit of every model (pseudo-priors, preconditioners, anchors) and the data;
+    ``tag`` prefixes the key (a variant's)."""
     data = config_data(config)
     t0 = time.perf_counter()
     fits = tuple(pilot_fit(q, data, config) for q in MODELS)
     r = data.returns
     about = {
-        "simulated": True,
-        "note": "simulated ARCH returns; the paper's Shanghai index data are not available",
-        "model": f"ARCH({config.true_q}) with t_{config.true_nu:g}(0, 1) innovations",
-        "true_q": config.true_q,
-        "true_alpha": list(config.true_alpha),
-        "true_nu": config.true_nu,
+        **config_returns(config)[1],
         "n_returns": int(r.size),
         "n_terms": data.N,
         "std": float(np.std(r)),
@@ -415,20 +427,27 @@ def pilot_task(config: ArchConfig) -> Records:
     }
     models = [arch.fit_to_record(f) for f in fits]
     wall = time.perf_counter() - t0
-    return [{"key": "pilot", "kind": "pilot", "wall_s": wall, "models": models, "data": about}]
+    head = {"key": f"{tag}pilot", "kind": "pilot", "dataset": config.data}
+    return [{**head, "wall_s": wall, "models": models, "data": about}]
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=4)
 def _problem(config: ArchConfig, models: str) -> Problem:
     return Problem.build(config, tuple(arch.fit_from_record(m) for m in json.loads(models)))
 
 
 def chunk_task(
-    config: ArchConfig, part: str, start: int, pilot: Rec, prev: Rec | None, adapt: Sequence[Rec]
+    config: ArchConfig,
+    part: str,
+    start: int,
+    pilot: Rec,
+    prev: Rec | None,
+    adapt: Sequence[Rec],
+    tag: str = "",
 ) -> Records:
     """Sweeps ``start``.. of ``part`` after ``prev`` (a run's first chunk: after its sampler's
     adaptation, with pi~ fixed from ``adapt``, the exact adaptation's chunks). Sub's adaptation
-    is charged the parameter control variate's setup, 6 N terms."""
+    is charged the parameter control variate's setup, 6 N terms. ``tag`` prefixes the key."""
     problem = _problem(config, json.dumps(pilot["models"]))
     kind, sampler, *chain = part.split("/")
     if start > 0 or kind == "run":
@@ -457,7 +476,8 @@ def chunk_task(
                 tally.trace.append([it + 1, st.evals, *est.tolist()])
     state = st.to_record()
     wall = time.perf_counter() - t0
-    head = {"key": f"{part}:{start}", "kind": "chunk", "part": part, "sampler": sampler}
+    head = {"key": f"{tag}{part}:{start}", "kind": "chunk", "part": part, "sampler": sampler}
+    head["dataset"] = config.data
     return [
         {**head, "start": start, "stop": stop, "wall_s": wall, **tally.as_record(), "state": state}
     ]
