@@ -68,13 +68,19 @@ def cell_target(kind: str, D: int, N: int) -> Any:
     return logistic_candidates(N, D, P, SPREAD, 3)
 
 
+#: The fewest draws a timed call makes, whatever its time.
+MIN_DRAWS = 50
+
+
 def per_draw(call: Callable[[int, int], Any], seconds: float, repeat: int) -> tuple[float, Any]:
-    """Median seconds per draw of ``call(n, seed)``, n sized so one call takes ``seconds``;
-    also the last call's output. The first call (compilation, uploads) is not timed."""
+    """Median seconds per draw of ``call(n, seed)``, n sized so one call takes ``seconds`` (at
+    least MIN_DRAWS: on a loaded machine one slow draw would leave a one-draw output, whose
+    acceptance rate says nothing); also the last call's output. The first call (compilation,
+    uploads) is not timed."""
     call(1, 0)
     t0 = time.perf_counter()
     call(1, 1)
-    n = int(np.clip(seconds / max(time.perf_counter() - t0, 1e-9), 1, 2000))
+    n = int(np.clip(seconds / max(time.perf_counter() - t0, 1e-9), MIN_DRAWS, 2000))
     times, out = [], None
     for r in range(repeat):
         t0 = time.perf_counter()
