@@ -242,6 +242,10 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     from harness.store import check_out
 
     experiment = get_experiment(args.experiment)
+    if args.decide:
+        return _decide(args, experiment)
+    if args.record:
+        raise ValueError("--record is invalid without --decide; valid: --decide --record")
     out = args.out or Path("reports") / f"{experiment.name}-{args.level}"
     check_out(out)  # before the backend starts or a task runs
     summary = run(
@@ -266,6 +270,60 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     if summary.text:
         print(summary.text)
     print(f"records: {out / 'records.jsonl'}\nreport: {report}")
+    return 0
+
+
+def _decide(args: argparse.Namespace, experiment: Any) -> int:
+    """``reproduce --decide``: the two-stage deciding run (harness.experiments.decide)."""
+    from harness.experiments import decide
+    from harness.experiments.claims import Verdict, claims_text
+    from harness.experiments.framework import run
+    from harness.report import write_report
+    from harness.store import check_out, write_json
+
+    budget = decide.parse_budget(args.budget)
+    decide.replicate_values(experiment, experiment.config(args.level, args.seed))
+    if args.part != "all":
+        raise ValueError(f"--part {args.part!r} is invalid with --decide; valid: all")
+    out = args.out or Path("reports") / f"{experiment.name}-{args.level}-decide"
+    check_out(out)
+    decided = decide.decide(
+        experiment,
+        args.level,
+        args.seed,
+        out,
+        budget,
+        run,
+        lambda msg: print(msg, file=sys.stderr),
+        scheduler=args.scheduler,
+        workers=args.workers,
+        progress=not args.no_progress,
+        move_stale=args.move_stale,
+        task_timeout=args.task_timeout,
+    )
+    write_json(out / "decided.json", decided)
+    final = [Verdict(**v) for v in decided["final"]]
+    stage = decided["final_from"]
+    report = write_report([out / stage], out / "report.html")
+    print(f"{experiment.name} ({args.level}, decided from {stage}):")
+    print(claims_text(final))
+    if args.record:
+        command = " ".join(
+            [
+                "harness",
+                "reproduce",
+                experiment.name,
+                "--level",
+                args.level,
+                "--seed",
+                str(args.seed),
+                "--decide",
+                "--budget",
+                args.budget,
+            ]
+        )
+        print(f"recorded: {decide.write_record(decided, out, command)}")
+    print(f"decided: {out / 'decided.json'}\nreport: {report}")
     return 0
 
 

@@ -603,6 +603,30 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
         "robust-ess; pm-astar: mixture, counter, clutter or logistic; gate-quality: "
         "false-failures or catch; minibatch-gap: exact or chains",
     )
+    rep.add_argument(
+        "--decide",
+        action="store_true",
+        help="run until the claims are decided, in two stages: the pilot (the ordinary run, "
+        "into OUT/pilot) sizes a second run under another seed (OUT/decide) with every "
+        "replicate parameter multiplied by the largest factor the inconclusive claims ask for, "
+        "within --budget; the second run's verdicts are final (docs/verdicts.md says why the "
+        "95%% holds); default OUT: reports/EXPERIMENT-LEVEL-decide",
+    )
+    rep.add_argument(
+        "--budget",
+        default="2h",
+        metavar="DURATION",
+        help="with --decide: the most wall time the second stage may take, estimated from the "
+        "pilot's (600s, 45m, 2h; default 2h)",
+    )
+    rep.add_argument(
+        "--record",
+        action="store_true",
+        help="with --decide: also write the deciding run (verdicts, plan, the final stage's "
+        "records, commit, machine, command, wall time) to "
+        "bench/results/decided/EXPERIMENT-LEVEL.json.gz, which the report shows beside "
+        "fresh runs and which is kept under version control",
+    )
     _add_backend_args(rep, "processes for --scheduler process (default 1)")
     _add_move_stale(rep)
     rep.add_argument("--no-progress", action="store_true", help="hide the progress bars")

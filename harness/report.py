@@ -326,6 +326,7 @@ def claims_summary(sections: list[dict[str, Any]]) -> dict[str, Any]:
     paper, harness = of("paper", every), of("harness", every)
     return {
         **paper,
+        "decided": decided_count(sections),
         "harness": harness,
         "experiments": [
             {"name": s["name"], "text": tally_text(s.get("claims", []))}
@@ -333,6 +334,30 @@ def claims_summary(sections: list[dict[str, Any]]) -> dict[str, Any]:
             if primary(s.get("claims", []))
         ],
     }
+
+
+def decided_count(sections: list[dict[str, Any]]) -> dict[str, Any]:
+    """Paper claims (primary readings) decided, reproduced or not, by this report's runs or by
+    their experiments' recorded deciding runs (bench/results/decided), and how many recorded
+    verdicts were made by other code of their experiment."""
+    from harness.experiments.claims import primary
+
+    decided = ("reproduced", "not reproduced")
+    total = here = there = either = stale = 0
+    for s in sections:
+        recorded = s.get("recorded") or {}
+        theirs = {r["id"]: r["verdict"] for r in recorded.get("final", [])}
+        for v in primary(s.get("claims", []), "paper"):
+            total += 1
+            a, b = v["verdict"] in decided, theirs.get(v["id"]) in decided
+            here, there, either = here + a, there + b, either + (a or b)
+            stale += b and bool(recorded.get("stale"))
+    text = (
+        f"{either} of {total} paper claims decided: {here} by these runs, {there} by recorded "
+        f"deciding runs" + (f" ({stale} of those recorded with other code)" if stale else "")
+    )
+    return {"total": total, "here": here, "recorded": there, "either": either, "stale": stale,
+            "text": text}  # fmt: skip
 
 
 def _experiment_family(section: dict[str, Any]) -> str:

@@ -68,6 +68,9 @@ def _frequency(records: Records) -> Estimate:
 class TemplateGumbelMax(Experiment[GumbelMaxConfig]):
     """D states, a fixed synthetic pmf; `draws` Gumbel-max samples per replicate."""
 
+    # The parameters that count independent replicates: `--decide` multiplies them.
+    replicates = ("replicates",)
+
     paper = "000_26bed7cc1ef3ab92.txt, Sec. 2.1"
     summary = "Gumbel-max draws on a synthetic target: frequency of the top state"
     title = "Template: the Gumbel-max trick's frequencies"

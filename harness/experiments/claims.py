@@ -365,9 +365,8 @@ def claims_text(verdicts: Sequence[Verdict]) -> str:
     for v, line in zip(verdicts, lines[2:], strict=True):
         table.append(line)
         if not v.reading_of:
-            table += textwrap.wrap(
-                f'"{v.text}"', 100, initial_indent="    ", subsequent_indent="     "
-            )
+            said = v.text if v.text.startswith('"') else f'"{v.text}"'
+            table += textwrap.wrap(said, 100, initial_indent="    ", subsequent_indent="     ")
     why = "\n".join(f"  {v.id}: {v.reason}" for v in verdicts if v.reason)
     n = len(primary(verdicts))
     readings = len(verdicts) - n

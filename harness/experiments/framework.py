@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Generic, TypeVar, get_args
 
 from harness.engine import BUDGETS, Records, SeedKey, Task, backend_for, run_tasks
 from harness.experiments.claims import Claim, Given, Verdict, claims_text, judge_all, tally_text
+from harness.experiments.decide import recorded_verdicts
 from harness.experiments.declare import Config, check_level, from_manifest, settings_rows
 from harness.experiments.report_parts import cell, table
 from harness.store import (
@@ -80,6 +81,10 @@ class Experiment(ABC, Generic[C]):
     parts: ClassVar[tuple[str, ...]] = ("all",)
     #: False when nothing is timed, so tasks may share the CPU (all cores by default).
     timed: ClassVar[bool] = True
+    #: The integer parameters that count independent replicates (seeds, chains, data sets):
+    #: ``--decide`` multiplies them all by one factor to add replicates
+    #: (:mod:`harness.experiments.decide`); empty when nothing can be replicated.
+    replicates: ClassVar[tuple[str, ...]] = ()
     #: The records table: its columns, and the record types it lists (all when empty), read
     #: from the records' ``record_field``.
     columns: ClassVar[tuple[Column, ...]] = ()
@@ -347,9 +352,25 @@ def records_table(experiment: Experiment[Any], records: Records) -> dict[str, An
     return table("All records", [c.title for c in experiment.columns], body, "One row per record.")
 
 
-def claims_table(verdicts: Sequence[Verdict]) -> dict[str, Any]:
-    """The section's opening table: each claim beside our value and its verdict; another
-    reading of a claim sits under it, marked, and is not counted."""
+def recorded_cell(v: Verdict, recorded: dict[str, Any] | None) -> dict[str, Any]:
+    """The recorded deciding run's verdict of claim ``v`` (harness.experiments.decide), marked
+    when the experiment's code has changed since it was recorded."""
+    if recorded is None:
+        return cell("-")
+    got = next((r for r in recorded["final"] if r["id"] == v.id), None)
+    if got is None:
+        return cell("not in the recorded run")
+    stale = " (recorded with other code: stale)" if recorded["stale"] else ""
+    text = f"{got['verdict']}: {got['ours']} ({recorded['level']}, {recorded['recorded']}){stale}"
+    return cell(text, "verdict-" + got["verdict"].replace(" ", "-"))
+
+
+def claims_table(
+    verdicts: Sequence[Verdict], recorded: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The section's opening table: each claim beside our value and its verdict, and the
+    recorded deciding run's where there is one; another reading of a claim sits under it,
+    marked, and is not counted."""
     rows = [
         [
             cell(f"another reading of {v.reading_of}: {v.id}" if v.reading_of else v.id),
@@ -359,6 +380,7 @@ def claims_table(verdicts: Sequence[Verdict]) -> dict[str, Any]:
             cell(f"{v.quantity}: {v.ours}" + (f" ({v.n} {v.unit}, {v.how})" if v.n else "")),
             cell(v.rule),
             cell(v.verdict, "verdict-" + v.verdict.replace(" ", "-")),
+            *([recorded_cell(v, recorded)] if recorded else []),
             cell(v.reason),
             cell(v.fails_if or "-"),
         ]
@@ -372,6 +394,7 @@ def claims_table(verdicts: Sequence[Verdict]) -> dict[str, Any]:
         "ours [95%]",
         "rule",
         "verdict",
+        *(("recorded deciding run",) if recorded else ()),
         "why",
         "it would have failed if",
     )
@@ -384,6 +407,13 @@ def claims_table(verdicts: Sequence[Verdict]) -> dict[str, Any]:
     caption = f"{tally_text(verdicts)} (of {primaries})."
     if primaries < len(verdicts):
         caption += f" {len(verdicts) - primaries} other readings are shown under their claims."
+    if recorded:
+        caption += (
+            f" The recorded deciding run ({recorded['command']}; commit "
+            f"{str(recorded['commit'])[:10]}, {recorded['wall_s'] / 60:.0f} min): "
+            f"{tally_text([Verdict(**r) for r in recorded['final']])}"
+            + (", made by other code of this experiment (stale)." if recorded["stale"] else ".")
+        )
     return table(title, columns, rows, caption)
 
 
@@ -425,6 +455,7 @@ def section(experiment: Experiment[Any], out: Path) -> dict[str, Any]:
     present = done_tasks(records) & planned
     mine = [r for r in records if r.get("task_id") in planned]
     verdicts = judged(experiment, config, mine)
+    recorded = recorded_verdicts(experiment)
     made_by = manifest.get("provenance", {})
     settings = [
         *experiment.settings(config),
@@ -448,7 +479,8 @@ def section(experiment: Experiment[Any], out: Path) -> dict[str, Any]:
         "notes": list(config.notes),
         "skipped": experiment.skipped(config),
         "claims": [v.to_dict() for v in verdicts],
-        "claims_table": claims_table(verdicts),
+        "claims_table": claims_table(verdicts, recorded),
+        "recorded": recorded,
         "givens_table": givens_table(experiment.givens(config)),
         "figure_groups": experiment.figures(config, mine),
         "tables": experiment.tables(config, mine),

@@ -123,6 +123,8 @@ class AstarBounds(ac.CellExperiment[BoundsConfig]):
     constant, linear and tight (quadratic) bounds, evaluations per sample; the full level adds N =
     1e5..1e7 (the rate study)."""
 
+    replicates = ("data_sets",)
+
     paper = "001_78ff986a3d316097.txt, Sec. 6.2 (Fig. 2b)"
     summary = "A* with constant, linear and tight bounds on a Gaussian mean as N grows"
     title = "A* with constant, linear and tight bounds as N grows"

@@ -167,6 +167,8 @@ class AstarClutter(ac.CellExperiment[ClutterConfig]):
     proposal; constant per-point bounds): A* against OS* (strategy 1) as D grows; the full level
     adds other priors and the diagonal layout at D = 3, 4."""
 
+    replicates = ("data_sets",)
+
     paper = "001_78ff986a3d316097.txt, Sec. 6.1 (clutter)"
     summary = "A* and OS* on the clutter posterior, D = 1..4: evaluations per sample"
     title = "A* and OS* on the clutter problem, D = 1..4"

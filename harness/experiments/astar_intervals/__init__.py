@@ -163,6 +163,8 @@ class AstarIntervals(ac.CellExperiment[IntervalsConfig]):
     bounds by mpmath interval arithmetic: A* against rejection's expected cost over noise levels,
     and OS* against A* at one noise level (cost = liks + 2 x bounds)."""
 
+    replicates = ("instances", "per_instance")
+
     paper = "001_78ff986a3d316097.txt, Sec. 6.3 (Fig. 2c)"
     summary = "A* and OS* with mpmath interval bounds on five nonlinear regressions"
     title = "A* and OS* with interval bounds on nonlinear regressions"

@@ -381,6 +381,8 @@ class AstarRobust(ac.CellExperiment[RobustConfig]):
     or a sampled point) refining on a share p of rejections, single samples and 200 samples with
     reused bounds; a random-direction slice sampler at 10x A*'s budget counts mode switches."""
 
+    replicates = ("single_sets", "reuse_sets")
+
     paper = "001_78ff986a3d316097.txt, Sec. 6.4 (Fig. 3)"
     summary = "A* vs OS* on robust Cauchy regression; 200 samples with reused bounds; slice"
     title = "A* and OS* on robust Cauchy regression; the slice-sampler baseline"

@@ -115,6 +115,8 @@ class ContinuousSpin(Experiment[ContinuousSpinConfig]):
     """20x20 continuous spin, lam = L^2, m = 3, k = 10; PGITS and PGDA against a long Gibbs-ITS run
     by symmetric KL, and factors per iteration."""
 
+    replicates = ("replicates",)
+
     paper = "003_07f92522b9b1c588.txt, Sec. 4.2 (Fig. 1c, 2c)"
     summary = "Continuous spin 20x20: PGITS and PGDA vs a long Gibbs-ITS run (symmetric KL)"
     title = "Continuous spin model: symmetric KL of Gibbs-ITS, PGITS and PGDA"

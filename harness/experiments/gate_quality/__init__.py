@@ -224,6 +224,8 @@ class GateQuality(Experiment[GateQualityConfig]):
     tests/plugins/planted_*.py. quick: 5 seeds (a smoke check; the rates are decided at full), bugs
     at the default level; full: 500 seeds, bugs at both levels. --part false-failures|catch."""
 
+    replicates = ("seeds",)
+
     paper = "the harness's own gates (no paper)"
     summary = (
         "Both error rates of every gate: false failures on correct samplers, planted bugs caught"

@@ -292,6 +292,8 @@ class PmAstar(Experiment[PMConfig]):
     and on 004's SGD estimate in its place (Sec. 5.3). The full level runs all 13 sets (hours on
     one core: --scheduler local:K). --part mixture|counter|clutter|logistic."""
 
+    replicates = ("counter_runs", "clutter_runs", "logistic_runs")
+
     paper = "004_b270422b62f00607.txt, Sec. 5 (Fig. 2a, 2b, 3, 4)"
     summary = "PM-A* vs A* and A* without a bound: mixture, counter-example, clutter, logistic"
     title = "A* sampling with probability matching (PM-A*)"

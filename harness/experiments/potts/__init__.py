@@ -159,6 +159,8 @@ class Potts(Experiment[PottsConfig]):
     """20x20 Potts, D = 10, beta = 4.6; Gibbs, Poisson-Gibbs (lam = 0.1, 1, 5 L^2), DoubleMIN-Gibbs
     (lam2 = L^2, 1e4 L^2): marginal error against iterations and time, and factors per iteration."""
 
+    replicates = ("replicates",)
+
     paper = "003_07f92522b9b1c588.txt, Sec. 4.1 (Fig. 1a/1b, 2a/2b)"
     summary = "Potts 20x20, D = 10: marginal error vs iterations and time, factors per step"
     title = "Potts model: marginal error of Gibbs, Poisson-Gibbs and DoubleMIN-Gibbs"

@@ -360,6 +360,8 @@ class RacingArch(Experiment[ArchConfig]):
     race rerun under other readings): quick about 10 min of CPU, full (N = 3000, 6000, 13000,
     20000 sweeps) 58 min of CPU, 30 min with --workers 2 on a 2-core machine."""
 
+    replicates = ("chains",)
+
     paper = "000_26bed7cc1ef3ab92.txt, Sec. 5.2"
     summary = "ARCH model selection on NASDAQ returns (and simulated): Racing-Normal Gibbs + MH"
     title = "Bayesian ARCH model selection: Racing-Normal Gibbs and racing MH vs exact"

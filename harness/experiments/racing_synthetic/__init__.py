@@ -53,6 +53,8 @@ class RacingSynthetic(Experiment[RacingSyntheticConfig]):
     problems of largest spread, m1 = 50 and 100; coref: Racing-Normal at delta = 0.05 on the
     catalog's ragged populations, 000 Sec. 5.3; seconds each)."""
 
+    replicates = ("n",)
+
     paper = "000_26bed7cc1ef3ab92.txt, Fig. 1"
     summary = "lil'UCB, Racing-EBS, Racing-Normal: error rate and rewards sampled vs delta"
     title = "Racing on synthetic rewards: error and cost against delta"
