@@ -40,11 +40,12 @@ run: $(STAMP)
 	exit $$rc
 
 # pytest exits 5 when it collects nothing; that must not count as a pass. Tests run on every
-# core (pytest-xdist; PYTEST_WORKERS=1 keeps one process); test-full also fuzzes longer.
+# core (pytest-xdist, work stealing: a long test left at the end does not idle a core;
+# PYTEST_WORKERS=1 keeps one process); test-full also fuzzes longer.
 PYTEST_WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -m "not slow" -q -n $(PYTEST_WORKERS); rc=$$?; \
+	$(BIN)/python -m pytest -m "not slow" -q -n $(PYTEST_WORKERS) --dist worksteal; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
 test-full: $(STAMP)

@@ -243,19 +243,30 @@ def top_down_kernel(log_factors, log_f0, n, depth, rng):
     return proc_g, proc_x
 
 
+def owned(a: np.ndarray) -> np.ndarray:
+    """A writable C-contiguous float64 copy of ``a``, so the kernels see one array type
+    whatever the caller holds (targets keep read-only arrays; the likelihood kernel hands its
+    own writable ones to gumbel_max_kernel): a parallel kernel cached for both read-only and
+    writable arrays crashed Numba while loading its cache. The copy is one pass over D x N."""
+    return np.array(a, dtype=np.float64, order="C")
+
+
 def gumbel_max(target, n: int, rng: np.random.Generator, parallel: bool = False) -> Draws:
     D, N = target.D, target.N
     if target.kind == LIKELIHOOD:
         args = target.kernel_args
-        values, gmax = gumbel_max_terms_kernel(args, D, N, target.log_f0, n, rng, bool(parallel))
+        f0 = owned(target.log_f0)
+        values, gmax = gumbel_max_terms_kernel(args, D, N, f0, n, rng, bool(parallel))
         return Draws(values, n * N * D, {"gumbel_max": gmax})
-    values, gmax = gumbel_max_kernel(target.log_factors, target.log_f0, n, rng, bool(parallel))
+    lf, f0 = owned(target.log_factors), owned(target.log_f0)
+    values, gmax = gumbel_max_kernel(lf, f0, n, rng, bool(parallel))
     return Draws(values, n * N * D, {"gumbel_max": gmax})
 
 
 def cdf_inversion(target, n: int, rng: np.random.Generator, parallel: bool = False) -> Draws:
     D, N = target.log_factors.shape
-    values = cdf_inversion_kernel(target.log_factors, target.log_f0, n, rng, bool(parallel))
+    lf, f0 = owned(target.log_factors), owned(target.log_f0)
+    values = cdf_inversion_kernel(lf, f0, n, rng, bool(parallel))
     return Draws(values, n * N * D)
 
 
@@ -266,7 +277,8 @@ def truncated_gumbel(target, n: int, rng: np.random.Generator) -> Draws:
 def top_down(target, n: int, rng: np.random.Generator, full_process: bool = False) -> Draws:
     D, N = target.log_factors.shape
     depth = D if full_process else 1
-    proc_g, proc_x = top_down_kernel(target.log_factors, target.log_f0, n, depth, rng)
+    lf, f0 = owned(target.log_factors), owned(target.log_f0)
+    proc_g, proc_x = top_down_kernel(lf, f0, n, depth, rng)
     extras = {"gumbel_max": proc_g[:, 0].copy()}
     if full_process:
         extras.update(process_values=proc_g, process_locations=proc_x)
