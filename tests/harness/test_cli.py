@@ -178,6 +178,7 @@ def test_the_continuous_minibatch_gibbs_samplers_verify(tmp_path):
         assert f" {gate} " in out.stdout
 
 
+@pytest.mark.slow  # 39 s; chi-square-thinned's negative controls run in test_continuous_chain.py
 def test_pgda_without_its_mh_correction_fails(tmp_path):
     out = harness(
         "verify",
@@ -188,7 +189,14 @@ def test_pgda_without_its_mh_correction_fails(tmp_path):
     assert "FAILED chi-square-thinned: broken-pgda-no-mh" in out.stdout
 
 
-@pytest.mark.parametrize("algorithm", ["broken-pg-no-phi-rate", "broken-pg-no-multiplicity"])
+@pytest.mark.parametrize(
+    "algorithm",
+    [
+        # 35 s; the invariance gate keeps the cheaper planted bug below in the default suite.
+        pytest.param("broken-pg-no-phi-rate", marks=pytest.mark.slow),
+        "broken-pg-no-multiplicity",
+    ],
+)
 def test_planted_poisson_gibbs_bugs_fail_the_invariance_gate(tmp_path, algorithm):
     out = harness(
         "verify",

@@ -205,6 +205,7 @@ def test_verify_on_a_dask_local_cluster_matches_the_process_pool(tmp_path):
     assert _comparable(tmp_path / "dask" / RECORDS) == _comparable(tmp_path / "pool" / RECORDS)
 
 
+@pytest.mark.slow  # 36 s; the Dask backend's records are held to the pool's by the tests above
 @pytest.mark.timeout(600)
 def test_a_dask_client_killed_midway_loses_and_duplicates_nothing(tmp_path):
     out = tmp_path / "killed"

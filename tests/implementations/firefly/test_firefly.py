@@ -74,8 +74,16 @@ def test_the_calibration_gate_catches_a_z_update_without_its_mh_ratio_on_a_d10_m
 @pytest.mark.parametrize(
     ("bug", "gates"),
     [
-        ("planted-flymc-z-ratio-without-q", {"z-conditional", "ks-marginals"}),
-        ("planted-flymc-raised-bound", {"z-conditional", "ks-marginals"}),
+        # The two slowest (40 s each): z-conditional keeps its negative controls in
+        # tests/harness/gates/test_glm_chain.py, ks-marginals in the cases below.
+        pytest.param(
+            "planted-flymc-z-ratio-without-q",
+            {"z-conditional", "ks-marginals"},
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            "planted-flymc-raised-bound", {"z-conditional", "ks-marginals"}, marks=pytest.mark.slow
+        ),
         ("planted-flymc-z-frozen", {"ks-marginals"}),
         ("planted-mala-no-reverse", {"ks-marginals"}),
         ("planted-mh-asymmetric", {"ks-marginals"}),
