@@ -112,6 +112,7 @@ def test_the_scaling_part_runs_alone(tmp_path: Path) -> None:
         (lambda: small(scaling_N=(5,)), "scaling_N"),
         (lambda: small(scaling_iterations=2.5), "scaling_iterations"),
         (lambda: small(seed=-1), "seed"),
+        (lambda: small(chains=0), "chains"),
     ],
 )
 def test_bad_settings_name_the_parameter(change, name: str) -> None:
@@ -122,6 +123,22 @@ def test_bad_settings_name_the_parameter(change, name: str) -> None:
 def test_q_db_and_burn_in_ranges_are_half_open() -> None:
     # q_db in (0, 1] (1: every dark point proposed each iteration); burn_in in [0, 0.5).
     assert (small(q_db=1.0).q_db, small(burn_in=0.0).burn_in) == (1.0, 0.0)
+
+
+def test_chains_add_seeds_of_every_row_but_the_full_robust_one() -> None:
+    # --decide's unit: chains = 4 at the quick level gives every row four chains (MNIST has
+    # four already); at the full level only the 1.8e6-point robust row stays at one chain.
+    quick = FLYMC.config("quick", 0)
+    four = dataclasses.replace(quick, chains=4)
+    assert quick.table_rows == quick.rows and four.table_rows[:30] == quick.rows
+    assert len(four.table_rows) == 84 and {r.chain for r in four.table_rows} == {0, 1, 2, 3}
+    assert len({r.key for r in four.table_rows}) == 84
+    full = FLYMC.config("full", 0)
+    eight = dataclasses.replace(full, chains=8).table_rows
+    assert full.table_rows == full.rows
+    assert [r.chain for r in eight if r.N > 100_000] == [0, 0, 0]
+    assert sum(r.data == "synthetic" and r.model == "robust" for r in eight) == 3
+    assert FLYMC.replicates == ("chains",)
 
 
 def test_levels_round_trip_and_keys_match_the_old_records() -> None:
