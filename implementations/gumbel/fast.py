@@ -109,6 +109,19 @@ def _invert(F, size, u):
 
 
 @njit(cache=True)
+def _perturbed_argmax(logp, rng):
+    """(argmax_i logp[i] + G_i, its value), G_i = -log(Exp(1)) drawn in index order."""
+    best = 0
+    best_val = -math.inf
+    for i in range(logp.shape[0]):
+        val = logp[i] + (-log_or_minus_inf(rng.standard_exponential()))
+        if val > best_val or i == 0:
+            best = i
+            best_val = val
+    return best, best_val
+
+
+@njit(cache=True)
 def gumbel_max_kernel(log_factors, log_f0, n, rng, parallel=False):
     D = log_factors.shape[0]
     values = np.empty(n, dtype=np.int64)
@@ -116,15 +129,7 @@ def gumbel_max_kernel(log_factors, log_f0, n, rng, parallel=False):
     logp = np.empty(D)
     for k in range(n):
         _log_unnormalised(log_factors, log_f0, logp, parallel)
-        best = 0
-        best_val = -math.inf
-        for i in range(D):
-            val = logp[i] + (-log_or_minus_inf(rng.standard_exponential()))
-            if val > best_val or i == 0:
-                best = i
-                best_val = val
-        values[k] = best
-        gmax[k] = best_val
+        values[k], gmax[k] = _perturbed_argmax(logp, rng)
     return values, gmax
 
 
@@ -148,17 +153,19 @@ def _terms_serial(source, out):
 def gumbel_max_terms_kernel(source, D, N, log_f0, n, rng, parallel=False):
     """gumbel_max_kernel on a ``discrete-likelihood`` target: each draw computes all N x D
     terms (reference.factor_matrix), then sums them in the lane order."""
+    # The draw loop is gumbel_max_kernel's, not a call of it: a jitted call with n = 1 caches a
+    # second, literal-typed signature of that parallel kernel, and loading both crashes Numba.
     values = np.empty(n, dtype=np.int64)
     gmax = np.empty(n)
     terms = np.empty((D, N))
+    logp = np.empty(D)
     for k in range(n):
         if parallel:
             _terms_parallel(source, terms)
         else:
             _terms_serial(source, terms)
-        out_v, out_g = gumbel_max_kernel(terms, log_f0, 1, rng, parallel)
-        values[k] = out_v[0]
-        gmax[k] = out_g[0]
+        _log_unnormalised(terms, log_f0, logp, parallel)
+        values[k], gmax[k] = _perturbed_argmax(logp, rng)
     return values, gmax
 
 

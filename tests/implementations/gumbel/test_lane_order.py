@@ -4,6 +4,9 @@ parallel rows change no value, and the memory-speed table reports each ratio aga
 (times are reported, never asserted)."""
 
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -46,3 +49,27 @@ def test_the_memory_speed_table_reports_each_ratio_against_its_limit():
     assert "numpy.sum us" in format_memory_speed(result)
     with pytest.raises(ValueError, match="memory-speed"):
         memory_speed(["astar"], [(10, 100)])
+
+
+SIGNATURES = """
+import numpy as np
+from numba.core import types
+from implementations.gumbel import fast
+from harness.targets.likelihood_terms import logistic_candidates
+
+fast.gumbel_max(logistic_candidates(40, 3, 2, 10.0, 1), 4, np.random.default_rng(0), parallel=True)
+sigs = fast.gumbel_max_kernel.signatures
+print(sum(any(isinstance(t, types.Literal) for t in s) for s in sigs))
+"""
+
+
+def test_the_likelihood_kernel_adds_no_signature_to_the_parallel_kernel(tmp_path):
+    # A jitted call of gumbel_max_kernel with n = 1 compiled a second, literal-typed signature
+    # of that cached parallel kernel; processes that later loaded both from the cache crashed
+    # (a segfault in verify). A fresh process and cache: no signature compiled before it.
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", SIGNATURES], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-1] == "0"
