@@ -27,11 +27,15 @@ BENCH_INPUT = $(wildcard $(BENCH_JSON)) $(wildcard $(LIMITS_JSON))
 # GPU numbers recorded on a machine with a device (bench/gpu.sh; committed under bench/results).
 HARDWARE_INPUT = $(wildcard bench/results/*/hardware*.json bench/results/*/bandwidth.json)
 SCHEDULER ?= process
+# Reproductions run on every core: each task still has a core to itself, and an experiment's
+# timings are ratios of tasks run alike (`harness reproduce` alone defaults to one worker).
+WORKERS ?= $(shell nproc 2>/dev/null || echo 1)
 run: $(STAMP)
 	$(BIN)/harness verify --impl all --out $(RUN_DIR) --move-stale --scheduler $(SCHEDULER); \
 	rc=$$?; erc=0; dirs="$(RUN_DIR)"; \
 	for e in $$($(BIN)/harness list --experiments); do \
-	  $(BIN)/harness reproduce $$e --level quick --out $(RUN_DIR)/$$e --move-stale || erc=$$?; \
+	  $(BIN)/harness reproduce $$e --level quick --out $(RUN_DIR)/$$e --move-stale \
+	    --workers $(WORKERS) || erc=$$?; \
 	  if [ -f $(RUN_DIR)/$$e/experiment.json ]; then dirs="$$dirs $(RUN_DIR)/$$e"; fi; \
 	done; \
 	$(BIN)/harness report $$dirs $(ASV_INPUT) $(BENCH_INPUT) $(HARDWARE_INPUT) --output $(RUN_DIR)/report.html \
