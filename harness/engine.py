@@ -132,7 +132,7 @@ class Backend(Protocol):
         ...
 
 
-def _error_text(exc: BaseException) -> str:
+def error_text(exc: BaseException) -> str:
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=3))
     return f"{type(exc).__name__}: {exc}\n{tb[-1500:]}"
 
@@ -151,7 +151,7 @@ class InProcess:
             try:
                 yield Outcome(task, execute(task))
             except Exception as exc:
-                yield Outcome(task, None, _error_text(exc))
+                yield Outcome(task, None, error_text(exc))
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ class ProcessPool:
                     try:
                         yield Outcome(futures[fut], fut.result())
                     except Exception as exc:
-                        yield Outcome(futures[fut], None, _error_text(exc))
+                        yield Outcome(futures[fut], None, error_text(exc))
             finally:
                 for fut in futures:
                     fut.cancel()
@@ -275,7 +275,7 @@ class Dask:
                     try:
                         yield Outcome(task, fut.result())
                     except Exception as exc:
-                        yield Outcome(task, None, _error_text(exc))
+                        yield Outcome(task, None, error_text(exc))
                     fut.release()
                 if self.budget_s is not None:
                     yield from self._stop_overdue(client, running)

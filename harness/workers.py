@@ -43,7 +43,7 @@ def exit_with_parent(parent_pid: int) -> None:
 
 def _serve(conn: Connection, initializer: Callable[[], None] | None, parent_pid: int) -> None:
     """A worker's life: warm up, then run tasks until told to stop (None)."""
-    from harness.engine import _error_text, execute
+    from harness.engine import error_text, execute
 
     exit_with_parent(parent_pid)
     try:
@@ -54,7 +54,7 @@ def _serve(conn: Connection, initializer: Callable[[], None] | None, parent_pid:
             try:
                 conn.send(("done", execute(task)))
             except Exception as exc:
-                conn.send(("error", _error_text(exc)))
+                conn.send(("error", error_text(exc)))
     except (EOFError, KeyboardInterrupt, BrokenPipeError):
         pass
 
@@ -145,7 +145,7 @@ def call_with_budget(fn: Callable[..., Any], args: tuple[Any, ...], budget_s: fl
     """``fn(*args)`` in a forked process (so nothing needs pickling but the result), stopped
     after ``budget_s`` seconds with a TimeoutError; an exception inside is raised here as a
     RuntimeError carrying its text."""
-    from harness.engine import _error_text
+    from harness.engine import error_text
 
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
@@ -156,7 +156,7 @@ def call_with_budget(fn: Callable[..., Any], args: tuple[Any, ...], budget_s: fl
         try:
             child.send(("done", fn(*args)))
         except BaseException as exc:
-            child.send(("error", _error_text(exc)))
+            child.send(("error", error_text(exc)))
 
     process = ctx.Process(target=target, daemon=True)
     process.start()

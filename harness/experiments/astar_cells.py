@@ -216,11 +216,11 @@ JOINT = cl.below(0.0, "every setting inside its band (distance below 0)")
 def peaky_global(a: float) -> Any:
     """001 Sec. 6.1's p(x) proportional to exp(-x) / (1 + x)^a with every box bounded by the
     whole space's bound, M(R+) = o(0) = 0: 001 Sec. 5's A* with one global bound."""
-    from harness.targets.box_density import _peaky_log_lik, box_density
+    from harness.targets.box_density import box_density, peaky_log_lik
 
     data = np.array([[a]])
     lims = ([0.0], [math.inf], [("exponential", 1.0)])
-    return box_density(*lims, _peaky_log_lik, _global_bound, data, name=f"peaky-global-a{a:g}")
+    return box_density(*lims, peaky_log_lik, _global_bound, data, name=f"peaky-global-a{a:g}")
 
 
 def _global_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:

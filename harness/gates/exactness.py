@@ -39,7 +39,7 @@ def pool_cells(expected: np.ndarray, min_expected: float = 5.0) -> np.ndarray:
     return labels
 
 
-def _chisquare_detectable(n: int, bins: int, alpha: float) -> float:
+def chisquare_detectable(n: int, bins: int, alpha: float) -> float:
     if bins < 2:
         return math.nan
     return float(
@@ -57,7 +57,7 @@ def _impossible(n: int, size: int, alpha: float, detail: str) -> GateResult:
         0.0,
         alpha,
         n,
-        _chisquare_detectable(n, size, alpha),
+        chisquare_detectable(n, size, alpha),
         "Cohen's w",
         detail=detail,
         false_pass=chisquare_false_pass(n, size, alpha),
@@ -117,7 +117,7 @@ def chisquare_gof(values: np.ndarray, pmf: np.ndarray, alpha: float) -> GateResu
         p,
         alpha,
         n,
-        _chisquare_detectable(n, bins, alpha),
+        chisquare_detectable(n, bins, alpha),
         "Cohen's w",
         detail=f"{bins} cells after pooling (expected >= 5) of {pmf.size}",
         false_pass=chisquare_false_pass(n, bins, alpha),
@@ -223,7 +223,7 @@ def chisquare_2samp(a: np.ndarray, b: np.ndarray, D: int, alpha: float) -> GateR
         p,
         alpha,
         n + m,
-        _chisquare_detectable(max(n_eff, 1), bins, alpha),
+        chisquare_detectable(max(n_eff, 1), bins, alpha),
         "Cohen's w (approx., n*m/(n+m))",
         detail=f"{bins} cells after pooling",
     )

@@ -38,7 +38,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import special, stats
 
-from harness.gates.exactness import _chisquare_detectable, pool_cells
+from harness.gates.exactness import chisquare_detectable, pool_cells
 from harness.gates.result import GateResult
 from harness.spec import Param
 
@@ -88,7 +88,7 @@ def pair_table_test(codes: np.ndarray, K: int, alpha: float, lag: int = 1) -> Ga
         p,
         alpha,
         int(c.size),
-        _chisquare_detectable(m, df + 1, alpha),
+        chisquare_detectable(m, df + 1, alpha),
         measure,
         detail=f"{m} overlapping pairs at lag {lag}, {r} x {k} bins, {df} df; "
         f"chi2 = {stat:.1f}; largest cell departure {ratio[a, b]:+.3f} (observed / expected - 1)"

@@ -29,7 +29,7 @@ import math
 import numpy as np
 from scipy import stats
 
-from harness.gates.exactness import _chisquare_detectable, pool_cells
+from harness.gates.exactness import chisquare_detectable, pool_cells
 from harness.gates.multiple import holm
 from harness.gates.result import GateResult
 from harness.spec import Param
@@ -158,9 +158,9 @@ def _combined(
     s_w, stat_w, _, bins_w = tested[worst]
     most = max(tested, key=lambda t: visits[t[0]])
     least = min(tested, key=lambda t: visits[t[0]])
-    det_sum = _chisquare_detectable(n_tested, df + 1, alpha / 2.0)
-    det_most = _chisquare_detectable(int(visits[most[0]]), most[3], alpha / (2.0 * m))
-    det_least = _chisquare_detectable(int(visits[least[0]]), least[3], alpha / (2.0 * m))
+    det_sum = chisquare_detectable(n_tested, df + 1, alpha / 2.0)
+    det_most = chisquare_detectable(int(visits[most[0]]), most[3], alpha / (2.0 * m))
+    det_least = chisquare_detectable(int(visits[least[0]]), least[3], alpha / (2.0 * m))
     detail = (
         f"{m} states against rows of {kernel}: sum chi2 = {total:.1f} on {df} df "
         f"(p = {p_sum:.3g}); per state, Holm: worst state {s_w} ({int(visits[s_w])} visits, "

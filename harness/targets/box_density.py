@@ -431,7 +431,7 @@ def quadrature_truth(target: BoxDensityTarget, points: int | None = None) -> Qua
     )
 
 
-def _peaky_log_lik(x: np.ndarray, data: np.ndarray) -> float:
+def peaky_log_lik(x: np.ndarray, data: np.ndarray) -> float:
     return -data[0, 0] * math.log1p(x[0])
 
 
@@ -453,7 +453,7 @@ def peaky_exponential(a: float) -> BoxDensityTarget:
         [0.0],
         [math.inf],
         [("exponential", 1.0)],
-        _peaky_log_lik,
+        peaky_log_lik,
         _peaky_bound,
         np.array([[a]]),
         name=f"peaky-exponential-a{a:g}",
@@ -467,7 +467,7 @@ CLUTTER_W, CLUTTER_SD, CLUTTER_PRIOR_SD = 0.5, 100.0, 2.0
 
 
 @njit(cache=True)
-def _clutter_point(x: np.ndarray, theta: np.ndarray) -> float:
+def clutter_point(x: np.ndarray, theta: np.ndarray) -> float:
     """log(w N(x; theta, I) + (1 - w) N(x; 0, 100^2 I)) for one point x (compiled: a helper
     that ``log_lik`` or ``bound`` calls must be, for the Numba samplers to call it)."""
     d = x.size
@@ -490,7 +490,7 @@ def _clutter_point(x: np.ndarray, theta: np.ndarray) -> float:
 def _clutter_log_lik(theta: np.ndarray, data: np.ndarray) -> float:
     total = 0.0
     for i in range(data.shape[0]):
-        total += _clutter_point(data[i], theta)
+        total += clutter_point(data[i], theta)
     return total
 
 
@@ -502,7 +502,7 @@ def _clutter_log_lik_grad(theta: np.ndarray, data: np.ndarray, grad: np.ndarray)
     total = 0.0
     half_log_2pi = 0.5 * math.log(2.0 * math.pi)
     for i in range(data.shape[0]):
-        point = _clutter_point(data[i], theta)
+        point = clutter_point(data[i], theta)
         total += point
         inlier = 0.0
         for j in range(d):
@@ -522,7 +522,7 @@ def _clutter_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
     for i in range(data.shape[0]):
         for j in range(lo.size):
             theta[j] = min(max(data[i, j], lo[j]), hi[j])
-        total += _clutter_point(data[i], theta)
+        total += clutter_point(data[i], theta)
     return total
 
 

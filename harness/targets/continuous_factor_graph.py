@@ -36,10 +36,10 @@ from harness.targets.factor_graph import (
     BETA,
     SIDE,
     PairwiseIndex,
-    _check_n_vars,
-    _checked_scopes,
-    _readonly,
     build_adjacency,
+    check_n_vars,
+    checked_scopes,
+    readonly,
 )
 
 #: Quadrature / rejection ground truth only for tiny graphs.
@@ -117,7 +117,7 @@ class ContinuousFactorGraphTarget(PairwiseIndex):
     kind: ClassVar[str] = "factor-graph-continuous"
 
     def __post_init__(self) -> None:
-        n = _check_n_vars(self.n_vars)
+        n = check_n_vars(self.n_vars)
         a, b = self.a, self.b
         for label, v in (("a", a), ("b", b)):
             if isinstance(v, bool) or not isinstance(v, int | float | np.number):
@@ -126,7 +126,7 @@ class ContinuousFactorGraphTarget(PairwiseIndex):
                 raise ValueError(f"{label} = {v!r}; valid: a finite number")
         if not float(a) < float(b):
             raise ValueError(f"domain [a, b] = [{a!r}, {b!r}]; valid: a < b")
-        scopes = _checked_scopes(self.scopes, n)
+        scopes = checked_scopes(self.scopes, n)
         coefs = np.array(self.coefs, dtype=np.float64, order="C")
         M = np.array(self.M, dtype=np.float64, order="C")
         nf = scopes.shape[0]
@@ -151,7 +151,7 @@ class ContinuousFactorGraphTarget(PairwiseIndex):
         object.__setattr__(self, "b", float(b))
         self._check_bounds(coefs, M, types)
         for name, arr in (("scopes", scopes), ("coefs", coefs), ("M", M), ("types", types)):
-            object.__setattr__(self, name, _readonly(arr))
+            object.__setattr__(self, name, readonly(arr))
         build_adjacency(self)
 
     def _check_bounds(self, coefs: np.ndarray, M: np.ndarray, types: np.ndarray) -> None:

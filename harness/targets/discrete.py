@@ -18,7 +18,7 @@ from scipy.special import logsumexp
 REWARD_DISTRIBUTIONS = ("normal", "uniform", "lognormal")
 
 
-def _finite_matrix(name: str, value: object, ndim: int) -> np.ndarray:
+def finite_matrix(name: str, value: object, ndim: int) -> np.ndarray:
     try:
         arr = np.array(value, dtype=np.float64, order="C")
     except (TypeError, ValueError):
@@ -98,10 +98,10 @@ class DiscreteFactorTarget(ExactPmf):
     kind: ClassVar[str] = "discrete"
 
     def __post_init__(self) -> None:
-        lf = _finite_matrix("log_factors", self.log_factors, 2)
+        lf = finite_matrix("log_factors", self.log_factors, 2)
         object.__setattr__(self, "log_factors", lf)
         f0 = np.zeros(lf.shape[0]) if self.log_f0 is None else self.log_f0
-        f0 = _finite_matrix("log_f0", f0, 1)
+        f0 = finite_matrix("log_f0", f0, 1)
         if f0.shape[0] != lf.shape[0]:
             raise ValueError(
                 f"log_f0 has {f0.shape[0]} entries but log_factors has D = {lf.shape[0]} rows"
@@ -209,7 +209,7 @@ class RaggedFactorTarget(ExactPmf):
     kind: ClassVar[str] = "discrete-ragged"
 
     def __post_init__(self) -> None:
-        rows = [_finite_matrix(f"rows[{i}]", r, 1) for i, r in enumerate(self.rows)]
+        rows = [finite_matrix(f"rows[{i}]", r, 1) for i, r in enumerate(self.rows)]
         if not rows:
             raise ValueError("rows is empty; valid: at least one state with at least one factor")
         sizes = np.array([r.size for r in rows], dtype=np.int64)
@@ -219,7 +219,7 @@ class RaggedFactorTarget(ExactPmf):
         padded.setflags(write=False)
         sizes.setflags(write=False)
         f0 = np.zeros(len(rows)) if self.log_f0 is None else self.log_f0
-        f0 = _finite_matrix("log_f0", f0, 1)
+        f0 = finite_matrix("log_f0", f0, 1)
         if f0.shape[0] != len(rows):
             raise ValueError(f"log_f0 has {f0.shape[0]} entries but there are {len(rows)} rows")
         object.__setattr__(self, "rows", tuple(rows))

@@ -27,18 +27,18 @@ from harness.spec import Param, finite_number
 MAX_ENUMERATED_STATES = 1 << 20
 
 
-def _readonly(arr: np.ndarray) -> np.ndarray:
+def readonly(arr: np.ndarray) -> np.ndarray:
     arr.setflags(write=False)
     return arr
 
 
-def _check_n_vars(n: object) -> int:
+def check_n_vars(n: object) -> int:
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 2:
         raise ValueError(f"n_vars = {n!r}; valid: an integer >= 2 (a factor needs a pair)")
     return int(n)
 
 
-def _checked_scopes(scopes: object, n: int) -> np.ndarray:
+def checked_scopes(scopes: object, n: int) -> np.ndarray:
     """``scopes`` as a C-ordered int64 array of distinct variable pairs among 0..n-1."""
     scopes = np.array(scopes, dtype=np.int64, order="C")
     if scopes.size == 0:
@@ -126,7 +126,7 @@ def build_adjacency(target: PairwiseIndex) -> None:
         "alias_idx": np.array(alias, dtype=np.int64),
     }
     for name, arr in derived.items():
-        object.__setattr__(target, name, _readonly(arr))
+        object.__setattr__(target, name, readonly(arr))
     object.__setattr__(target, "L", float(m_sum.max()))
     object.__setattr__(target, "psi", math.fsum(Ml))
     object.__setattr__(target, "delta", int(np.diff(indptr).max()))
@@ -168,17 +168,17 @@ class FactorGraphTarget(PairwiseIndex):
     kind: ClassVar[str] = "factor-graph"
 
     def __post_init__(self) -> None:
-        n, D = _check_n_vars(self.n_vars), self.D
+        n, D = check_n_vars(self.n_vars), self.D
         if isinstance(D, bool) or not isinstance(D, int | np.integer) or D < 2:
             raise ValueError(f"D = {D!r} (domain size); valid: an integer >= 2")
-        scopes = _checked_scopes(self.scopes, n)
+        scopes = checked_scopes(self.scopes, n)
         tables = np.array(self.tables, dtype=np.float64, order="C")
         M = np.array(self.M, dtype=np.float64, order="C")
         _check_tables(tables, M, scopes.shape[0], int(D))
         object.__setattr__(self, "n_vars", n)
         object.__setattr__(self, "D", int(D))
         for name, arr in (("scopes", scopes), ("tables", tables), ("M", M)):
-            object.__setattr__(self, name, _readonly(arr))
+            object.__setattr__(self, name, readonly(arr))
         build_adjacency(self)
 
     @cached_property
@@ -200,7 +200,7 @@ class FactorGraphTarget(PairwiseIndex):
         rec[:, 2] = self.M[f]
         rec[:, 3] = self.adj_other
         rec[:, 4:] = tab.reshape(f.size, D * D)
-        return _readonly(rec.reshape(-1))
+        return readonly(rec.reshape(-1))
 
     @property
     def n_factors(self) -> int:
@@ -221,7 +221,7 @@ class FactorGraphTarget(PairwiseIndex):
                 f"<= {MAX_ENUMERATED_STATES}"
             )
         grid = np.indices((self.D,) * self.n_vars).reshape(self.n_vars, -1).T
-        return _readonly(np.ascontiguousarray(grid, dtype=np.int64))
+        return readonly(np.ascontiguousarray(grid, dtype=np.int64))
 
     def state_index(self, x: np.ndarray) -> int:
         """Position of state x in :meth:`states`."""
@@ -231,7 +231,7 @@ class FactorGraphTarget(PairwiseIndex):
 
     @cached_property
     def log_unnormalised_all(self) -> np.ndarray:
-        return _readonly(np.array([self.log_unnormalised(x) for x in self.states()]))
+        return readonly(np.array([self.log_unnormalised(x) for x in self.states()]))
 
     @cached_property
     def pmf(self) -> np.ndarray:
@@ -239,7 +239,7 @@ class FactorGraphTarget(PairwiseIndex):
         lu = self.log_unnormalised_all
         p = np.exp(lu - logsumexp(lu))
         p /= p.sum()
-        return _readonly(p)
+        return readonly(p)
 
 
 #: The inverse temperature of a Potts or continuous-spin model, and the side of a grid of them.

@@ -35,14 +35,14 @@ def _dot(X: np.ndarray, n: int, theta: np.ndarray, offset: int) -> float:
 
 
 @register_jitable
-def _log_sigmoid(y: float) -> float:
+def log_sigmoid(y: float) -> float:
     if y >= 0.0:
         return -math.log1p(math.exp(-y))
     return y - math.log1p(math.exp(y))
 
 
 @register_jitable
-def _sigmoid_neg(y: float) -> float:
+def sigmoid_neg(y: float) -> float:
     """sigmoid(-y) = 1 / (1 + e^y) without overflow."""
     if y >= 0.0:
         e = math.exp(-y)
@@ -85,7 +85,7 @@ def log_lik_one(
 ) -> float:
     """log L_n(theta) (notes Sec. 2); ``y`` is scratch space of length K."""
     if model == LOGISTIC:
-        return _log_sigmoid((2.0 * t[n] - 1.0) * _dot(X, n, theta, 0))
+        return log_sigmoid((2.0 * t[n] - 1.0) * _dot(X, n, theta, 0))
     if model == SOFTMAX:
         _logits(X, n, theta, y)
         return y[int(t[n])] - _logsumexp(y)
@@ -149,7 +149,7 @@ def grad_log_lik_one(
         return
     if model == LOGISTIC:
         s = 2.0 * t[n] - 1.0
-        w = s * _sigmoid_neg(s * _dot(X, n, theta, 0))
+        w = s * sigmoid_neg(s * _dot(X, n, theta, 0))
     else:
         r = t[n] - _dot(X, n, theta, 0)
         w = (nu + 1.0) * r / (nu + r * r)

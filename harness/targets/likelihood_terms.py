@@ -27,9 +27,9 @@ from typing import ClassVar
 import numpy as np
 from numba.extending import register_jitable
 
-from harness.targets.discrete import ExactPmf, _finite_matrix
+from harness.targets.discrete import ExactPmf, finite_matrix
 from harness.targets.glm_data import DesignShape
-from harness.targets.glm_kernels import _log_sigmoid
+from harness.targets.glm_kernels import log_sigmoid
 
 KIND = "discrete-likelihood"
 LOGISTIC, STUDENT_T = 0, 1
@@ -40,7 +40,7 @@ MODELS = {"logistic": LOGISTIC, "student-t": STUDENT_T}
 def link_term(model: int, z: float, y: float, nu: float, scale: float) -> float:
     """log f_n(i) given the linear predictor z = x_n . theta_i and the label y = y_n."""
     if model == LOGISTIC:
-        return _log_sigmoid(y * z)
+        return log_sigmoid(y * z)
     r = (y - z) / scale
     return -0.5 * (nu + 1.0) * math.log1p(r * r / nu)
 
@@ -79,9 +79,9 @@ class LikelihoodTarget(ExactPmf, DesignShape):
             raise ValueError(
                 f"parameter 'model' = {self.model!r} is invalid; valid: {', '.join(MODELS)}"
             )
-        X = _finite_matrix("X", self.X, 2)
-        y = _finite_matrix("y", self.y, 1)
-        theta = _finite_matrix("theta", self.theta, 2)
+        X = finite_matrix("X", self.X, 2)
+        y = finite_matrix("y", self.y, 1)
+        theta = finite_matrix("theta", self.theta, 2)
         if y.size != X.shape[0]:
             raise ValueError(f"y has {y.size} entries but X has N = {X.shape[0]} rows")
         if theta.shape[1] != X.shape[1]:
@@ -96,7 +96,7 @@ class LikelihoodTarget(ExactPmf, DesignShape):
             if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
                 raise ValueError(f"parameter {name!r} = {value!r} is invalid; valid: a finite > 0")
         f0 = np.zeros(theta.shape[0]) if self.log_f0 is None else self.log_f0
-        f0 = _finite_matrix("log_f0", f0, 1)
+        f0 = finite_matrix("log_f0", f0, 1)
         if f0.size != theta.shape[0]:
             raise ValueError(f"log_f0 has {f0.size} entries but theta has D = {theta.shape[0]}")
         for name, arr in (("X", X), ("y", y), ("theta", theta), ("log_f0", f0)):

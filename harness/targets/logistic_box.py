@@ -43,6 +43,7 @@ from numba import njit
 
 from harness.targets.box_density import BoxDensityTarget, box_density
 from harness.targets.breiman_data import GENERATORS
+from harness.targets.glm_kernels import log_sigmoid, sigmoid_neg
 
 #: 004 Appx. C, Table 1: data set (short name) -> (name Table 1 prints, dim, n).
 MIKA_TABLE: dict[str, tuple[str, int, int]] = {
@@ -131,24 +132,7 @@ def mika_data(name: str, seed: int = 0) -> tuple[np.ndarray, np.ndarray, str]:
 
 
 @njit(cache=True)
-def _log_sigmoid(z: float) -> float:
-    """log sigmoid(z) without overflow in either tail."""
-    if z >= 0.0:
-        return -math.log1p(math.exp(-z))
-    return z - math.log1p(math.exp(z))
-
-
-@njit(cache=True)
-def _sigmoid_neg(z: float) -> float:
-    """sigmoid(-z), the derivative of log sigmoid at z."""
-    if z >= 0.0:
-        e = math.exp(-z)
-        return e / (1.0 + e)
-    return 1.0 / (1.0 + math.exp(z))
-
-
-@njit(cache=True)
-def _o_at_w(w: np.ndarray, data: np.ndarray, grad: np.ndarray) -> float:
+def o_at_w(w: np.ndarray, data: np.ndarray, grad: np.ndarray) -> float:
     """sum_i log sigmoid(y_i w . x_i), its gradient in w written into ``grad``."""
     n, dim = data.shape[0], data.shape[1] - 1
     for k in range(dim):
@@ -160,8 +144,8 @@ def _o_at_w(w: np.ndarray, data: np.ndarray, grad: np.ndarray) -> float:
         for k in range(dim):
             z += data[i, k] * w[k]
         z *= y
-        total += _log_sigmoid(z)
-        r = y * _sigmoid_neg(z)
+        total += log_sigmoid(z)
+        r = y * sigmoid_neg(z)
         for k in range(dim):
             grad[k] += r * data[i, k]
     return total
@@ -193,7 +177,7 @@ def _log_lik_kernel(x: np.ndarray, data: np.ndarray) -> float:
         z = 0.0
         for k in range(dim):
             z += data[i, k] * w[k]
-        total += _log_sigmoid(data[i, dim] * z)
+        total += log_sigmoid(data[i, dim] * z)
     return total
 
 
@@ -255,7 +239,7 @@ def _bound_kernel(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
     for i in range(n):
         for k in range(dim):
             a[k] = data[i, dim] * data[i, k]
-        best += _log_sigmoid(_scaled_max(_linear_max(a, lv, hv), smin, smax))
+        best += log_sigmoid(_scaled_max(_linear_max(a, lv, hv), smin, smax))
 
     # A coordinate of v free both ways makes every tangent plane unbounded.
     for k in range(dim):
@@ -276,7 +260,7 @@ def _bound_kernel(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
             v[k] = min(max(0.0, lv[k]), hv[k])
     w = s * v
     g = np.empty(dim)
-    f = _o_at_w(w, data, g)
+    f = o_at_w(w, data, g)
     if not math.isfinite(f):
         return best + 1e-10 * (1.0 + abs(best))
     best = min(best, _tangent(f, g, w, lv, hv, smin, smax))
@@ -305,7 +289,7 @@ def _bound_kernel(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
             break  # a stationary point of the box: the plane here is as tight as it gets
         for k in range(dim):
             w_new[k] = s_new * v_new[k]
-        f_new = _o_at_w(w_new, data, g_new)
+        f_new = o_at_w(w_new, data, g_new)
         if not math.isfinite(f_new):
             break  # overflow far out (alpha near 0): stop with the planes so far
         best = min(best, _tangent(f_new, g_new, w_new, lv, hv, smin, smax))
@@ -341,7 +325,7 @@ def _log_lik_grad_kernel(x: np.ndarray, data: np.ndarray, grad: np.ndarray) -> f
     for k in range(dim):
         w[k] = x[k + 1] / root
     g_w = np.empty(dim)
-    total = _o_at_w(w, data, g_w)
+    total = o_at_w(w, data, g_w)
     dot = 0.0
     for k in range(dim):
         grad[k + 1] = g_w[k] / root

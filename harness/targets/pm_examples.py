@@ -13,8 +13,9 @@ from collections.abc import Callable
 import numpy as np
 from numba import njit
 
-from harness.targets.box_density import CLUTTER_W, BoxDensityTarget, _clutter_point, box_density
-from harness.targets.logistic_box import GAMMA_B, _o_at_w, _sigmoid_neg
+from harness.targets.box_density import CLUTTER_W, BoxDensityTarget, box_density, clutter_point
+from harness.targets.glm_kernels import sigmoid_neg
+from harness.targets.logistic_box import GAMMA_B, o_at_w
 
 _LOG_2 = math.log(2.0)
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -149,7 +150,7 @@ def _sgd_clutter(lo: np.ndarray, hi: np.ndarray, data: np.ndarray, steps: int, b
         for j in range(d):
             g[j] = 0.0
         for _ in range(batch):
-            point = _clutter_point(data[i], theta)
+            point = clutter_point(data[i], theta)
             sq = 0.0
             for j in range(d):
                 sq += (data[i, j] - theta[j]) ** 2
@@ -162,7 +163,7 @@ def _sgd_clutter(lo: np.ndarray, hi: np.ndarray, data: np.ndarray, steps: int, b
             theta[j] = min(max(theta[j] + eta * g[j], lo[j]), hi[j])
     total = 0.0
     for i in range(n):
-        total += _clutter_point(data[i], theta)
+        total += clutter_point(data[i], theta)
     return total
 
 
@@ -200,7 +201,7 @@ def _sgd_logistic(
             z = 0.0
             for k in range(dim):
                 z += data[i, k] * v[k]
-            r = y * _sigmoid_neg(y * s * z)
+            r = y * sigmoid_neg(y * s * z)
             for k in range(dim):
                 gw[k] += r * data[i, k]
             i = (i + 1) % n
@@ -215,7 +216,7 @@ def _sgd_logistic(
     w = np.empty(dim)
     for k in range(dim):
         w[k] = s * v[k]
-    return _o_at_w(w, data, gw)
+    return o_at_w(w, data, gw)
 
 
 @functools.cache

@@ -3,8 +3,9 @@
 - ``harness.targets`` and ``harness.gates`` import no implementation, not even lazily;
 - a family (``implementations/<family>/``) imports no other family: only itself and the shared
   primitives, ``implementations.shared`` (which imports no family);
-- no implementation reaches a private name (``_x``) of another module, by import or as an
-  attribute of an imported module: a name two modules use is public;
+- no implementation and no harness module reaches a private name (``_x``) of another module
+  of the project, by import or as an attribute of an imported module: a name two modules use
+  is public;
 - implementations import from the harness only ``harness.spec``, ``harness.targets`` and
   ``harness.gates`` (never the orchestration: experiments, runner, CLI).
 
@@ -24,6 +25,7 @@ HARNESS_CORE = sorted((ROOT / "harness" / "targets").glob("*.py")) + sorted(
     (ROOT / "harness" / "gates").glob("*.py")
 )
 IMPLEMENTATIONS = sorted((ROOT / "implementations").rglob("*.py"))
+HARNESS = sorted((ROOT / "harness").rglob("*.py"))
 #: Every module of a family or of the shared package: all but implementations/__init__.py, the
 #: FAMILIES table, which imports each family on purpose.
 FAMILY_MODULES = [p for p in IMPLEMENTATIONS if p.parent != ROOT / "implementations"]
@@ -84,20 +86,33 @@ def other_families(path: Path, family: str) -> list[str]:
     ]
 
 
+#: The project's own packages: a private name of theirs is private to its module. (A private
+#: name of the standard library or a dependency, argparse._SubParsersAction say, is theirs.)
+OWN_PACKAGES = ("harness", "implementations")
+
+
+def _own(module: str) -> bool:
+    return any(_is_within(module, pkg) for pkg in OWN_PACKAGES)
+
+
 def private_names(path: Path) -> list[str]:
-    """Private names ``path`` takes from other modules: imported (``from m import _x``, at any
-    depth) or read as an attribute of an imported module (``m._x``)."""
+    """Private names ``path`` takes from other modules of the project: imported (``from m
+    import _x``, at any depth) or read as an attribute of an imported module (``m._x``)."""
     found = [
         f"line {line}: {name}"
         for line, name in imported_modules(path)
-        if _is_private(name.rpartition(".")[2])
+        if _own(name) and _is_private(name.rpartition(".")[2])
     ]
     tree = ast.parse(path.read_text(), filename=str(path))
     modules = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import | ast.ImportFrom):
+        if isinstance(node, ast.Import):
             for alias in node.names:
-                modules.add(alias.asname or alias.name.split(".")[0])
+                if _own(alias.name):
+                    modules.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and (node.level or _own(node.module or "")):
+            for alias in node.names:
+                modules.add(alias.asname or alias.name)
     found += [
         f"line {node.lineno}: {node.value.id}.{node.attr}"
         for node in ast.walk(tree)
@@ -177,6 +192,12 @@ def test_no_implementation_reaches_a_private_name_of_another_module(path):
     assert not bad, f"{_ids(path)} uses private names of other modules (make them public): {bad}"
 
 
+@pytest.mark.parametrize("path", HARNESS, ids=_ids)
+def test_no_harness_module_reaches_a_private_name_of_another_module(path):
+    bad = private_names(path)
+    assert not bad, f"{_ids(path)} uses private names of other modules (make them public): {bad}"
+
+
 def test_the_private_rule_catches_imports_and_attributes(tmp_path):
     source = tmp_path / "m.py"
     source.write_text(
@@ -192,6 +213,23 @@ def test_the_private_rule_catches_imports_and_attributes(tmp_path):
     assert sorted(private_names(source)) == [
         "line 5: implementations.gumbel.fast._cdf_block",
         "line 6: reference._share",
+    ]
+
+
+def test_the_private_rule_catches_a_harness_module_and_spares_other_packages(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text(
+        "import argparse, os\n"
+        "import harness.engine as engine\n"
+        "from harness.gates import exactness\n"
+        "def f(sub: argparse._SubParsersAction):\n"
+        "    from harness.workers import _spawn\n"
+        "    os._exit(engine._error_text(exactness._detectable(_spawn)))\n"
+    )
+    assert sorted(private_names(source)) == [
+        "line 5: harness.workers._spawn",
+        "line 6: engine._error_text",
+        "line 6: exactness._detectable",
     ]
 
 

@@ -265,7 +265,7 @@ PANELS = {
 }
 
 
-def _spe(r: dict[str, Any]) -> float:
+def seconds_per_expansion(r: dict[str, Any]) -> float:
     """Seconds per expansion: the runs' wall time spread evenly over their expansions (the
     horizon, or fewer where a search stopped)."""
     done = float(np.mean(r["expanded"])) if "expanded" in r else r["horizon"]
@@ -309,7 +309,11 @@ class PmAstar(Experiment[PMConfig]):
         Column("MH best visited", _of("best_loglik"), ".5g"),
         Column("lik evals / run", _of("evals"), ".4g"),
         Column("bound evals / run", _of("bounds"), ".4g"),
-        Column("us / expansion", lambda r: 1e6 * _spe(r) if "horizon" in r else None, ".3g"),
+        Column(
+            "us / expansion",
+            lambda r: 1e6 * seconds_per_expansion(r) if "horizon" in r else None,
+            ".3g",
+        ),
         Column("stops on the bound", "exact_stops"),
         Column("KS p (x)", "ks_p", ".3g"),
         Column("KS p (Gumbel max)", "gumbel_ks_p", ".3g"),
@@ -356,7 +360,11 @@ class PmAstar(Experiment[PMConfig]):
                     row.append(cell(_gap(got[pm], got[b]) if b in got else "-", "num"))
                 sgd = got.get(SGD_ASTAR)
                 stops = f"{sgd['exact_stops']}/{sgd['runs']}" if sgd else "-"
-                ratio = _spe(got[ASTAR]) / _spe(got[pm]) if ASTAR in got else None
+                ratio = (
+                    seconds_per_expansion(got[ASTAR]) / seconds_per_expansion(got[pm])
+                    if ASTAR in got
+                    else None
+                )
                 rows.append([*row, cell(stops, "num"), cell(fmt(ratio), "num")])
         if not rows:
             return []
@@ -390,7 +398,9 @@ class PmAstar(Experiment[PMConfig]):
             timed = not title.startswith("Fig. 2b")  # 004 plots the others against time
             ls = []
             for rs in searches.values():  # a search's mean best value, summed over ``rs``
-                t = np.arange(1, rs[0]["horizon"] + 1) * (sum(map(_spe, rs)) if timed else 1)
+                t = np.arange(1, rs[0]["horizon"] + 1) * (
+                    sum(map(seconds_per_expansion, rs)) if timed else 1
+                )
                 y = np.sum([r["mean_trace"] for r in rs], axis=0)
                 ls.append(Line(rs[0]["label"], t, y, color=COLOURS[rs[0]["label"]]))
             figs.append((title, plot(ls, "seconds" if timed else "expansions", "mean best Gumbel")))

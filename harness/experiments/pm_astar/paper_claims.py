@@ -30,7 +30,7 @@ from harness.experiments.pm_astar import (
     SGD_PROBLEMS,
     TRAJ,
     PMConfig,
-    _spe,
+    seconds_per_expansion,
     settings,
 )
 from harness.targets.pm_examples import SPIKE_HALF_WIDTH, SPIKE_LOG_HEIGHT, SPIKE_SHARE
@@ -117,7 +117,9 @@ def _gap(c: PMConfig, fig: str, cases: list[dict], b: str) -> Gap:
         est = _sum_gap([(ra[field], rb[field]) for ra, rb in pairs], confidence)
         if not timed:
             return est
-        slower = sum(_spe(ra) for ra, _ in pairs) / sum(_spe(rb) for _, rb in pairs)
+        slower = sum(seconds_per_expansion(ra) for ra, _ in pairs) / sum(
+            seconds_per_expansion(rb) for _, rb in pairs
+        )
         if (slower <= 1 and est.low > 0) or (slower >= 1 and est.high < 0):
             return est
         if all("at_checkpoints" in r for pair in pairs for r in pair):
@@ -144,7 +146,7 @@ def _equal_time(a: dict[str, Any], b: dict[str, Any]) -> tuple[list[float], list
         j = int(np.argmin(np.abs(ks - share * r["horizon"])))
         return [row[j] for row in r["at_checkpoints"]]
 
-    ta, tb = _spe(a), _spe(b)
+    ta, tb = seconds_per_expansion(a), seconds_per_expansion(b)
     return at(a, tb / ta), at(b, ta / tb)
 
 
