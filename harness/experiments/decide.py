@@ -26,6 +26,7 @@ units the design fixes ask for nothing, so they never make stage 2 larger than t
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import gzip
 import hashlib
@@ -127,15 +128,30 @@ def stage_plan(
     return StagePlan(asks, wanted, factor, values, capped)
 
 
+def code_digest(source: str) -> str:
+    """The syntax tree of ``source`` without its import statements (at any depth), as text:
+    what the code computes, not where its helpers live nor its comments and layout. A helper's
+    own code is not the experiment's (it never entered the digest), so moving a helper to
+    another module does not make a recorded run stale; changing a statement does."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                kept = [v for v in value if not isinstance(v, ast.Import | ast.ImportFrom)]
+                setattr(node, name, kept or ([ast.Pass()] if name == "body" else kept))
+    return ast.dump(tree)
+
+
 def experiment_digest(experiment: Any) -> str:
-    """SHA-256 (16 hex digits) of the experiment's own source: its package's files, or its
-    module; a recorded verdict whose digest differs was made by other code."""
+    """SHA-256 (16 hex digits) of the experiment's own code (:func:`code_digest` of its
+    package's files, or of its module); a recorded verdict whose digest differs was made by
+    other code."""
     path = Path(inspect.getsourcefile(type(experiment)) or "")
     files = sorted(path.parent.glob("*.py")) if path.name == "__init__.py" else [path]
     digest = hashlib.sha256()
     for f in files:
         digest.update(f.name.encode())
-        digest.update(f.read_bytes())
+        digest.update(code_digest(f.read_text(encoding="utf-8")).encode())
     return digest.hexdigest()[:16]
 
 

@@ -173,3 +173,14 @@ def test_decide_refuses_bad_input_in_one_line_before_work(argv, message, capsys,
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
+
+
+def test_the_code_digest_sees_statements_not_imports_comments_or_layout():
+    # A recorded run goes stale when the experiment computes something else, not when a
+    # helper it imports moves to another module.
+    base = "import os\n# why\ndef f(x):\n    from m import g\n    return g(x)\n"
+    moved = "import sys\n\n\ndef f(x):  # other words\n    from n.m import g\n    return g(x)\n"
+    changed = "import os\ndef f(x):\n    from m import g\n    return g(x) + 1\n"
+    assert dc.code_digest(base) == dc.code_digest(moved)
+    assert dc.code_digest(base) != dc.code_digest(changed)
+    assert dc.code_digest("def f():\n    import os\n") == dc.code_digest("def f():\n    pass\n")
