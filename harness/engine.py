@@ -1,7 +1,7 @@
 """The task engine behind ``harness verify`` and every ``harness reproduce``.
 
-A :class:`Task` is a pure function, its inputs and a seed key: the same task gives the same
-records wherever it runs, apart from the wall time and host it records. The engine runs tasks
+A task (:class:`harness.tasks.Task`) is a pure function, its inputs and a seed key: the same
+task gives the same records wherever it runs, apart from the wall time and host it records. The engine runs tasks
 on a backend, shows one progress bar whatever the backend, and appends each finished task's
 records to the run's store (:mod:`harness.store`) at once, so an interrupted run keeps every
 finished task and a rerun skips them.
@@ -24,104 +24,16 @@ import hashlib
 import os
 import sys
 import time
-import traceback
-import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import numpy as np
 from tqdm import tqdm
 
-from harness.store import append_task, clean
-
-Records = list[dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class SeedKey:
-    """Where a task's randomness comes from: ``SeedSequence(entropy, spawn_key=spawn_key)``.
-
-    A task's stream depends only on the run seed and the task's own key, never on the order in
-    which tasks run, so a resumed or distributed run draws what an uninterrupted one would.
-    Experiments key a task by :meth:`from_label`, verification by :meth:`from_crc32`.
-    """
-
-    entropy: int
-    spawn_key: tuple[int, ...]
-
-    @classmethod
-    def from_label(cls, entropy: int, label: str, *extra: int) -> SeedKey:
-        """The run seed spawned by two 32-bit words of SHA-256(label), then ``extra`` words."""
-        return cls(int(entropy), label_words(label) + tuple(int(e) for e in extra))
-
-    @classmethod
-    def from_crc32(cls, entropy: int, label: str, *extra: int) -> SeedKey:
-        """The run seed spawned by CRC-32(label), then ``extra`` words: a verification task's
-        key (label: its case key, extra: its stage).
-
-        Verification keeps CRC-32 rather than the SHA-256 words of :meth:`from_label` because
-        its streams are on record: only the keys that earlier runs drew with let a run under
-        the same ``--seed`` reproduce their samples and every verdict statistic bit for bit.
-        """
-        return cls(int(entropy), (zlib.crc32(label.encode()), *(int(e) for e in extra)))
-
-    def generator(self) -> np.random.Generator:
-        return np.random.default_rng(np.random.SeedSequence(self.entropy, spawn_key=self.spawn_key))
-
-    def to_dict(self) -> dict[str, Any]:
-        return clean(asdict(self))
-
-
-def label_words(label: str) -> tuple[int, int]:
-    """Two 32-bit words of SHA-256(label): a stable spawn key for a task's label."""
-    digest = hashlib.sha256(label.encode()).digest()
-    return (int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:8], "little"))
-
-
-@dataclass(frozen=True)
-class Task:
-    """``fn(*inputs)`` (plus ``rng=seed.generator()`` when ``seed`` is set) -> records.
-
-    ``fn`` must be importable by name (a module-level function) so that worker processes and
-    Dask workers can run it. ``key`` identifies the task in the store; ``label`` is what the
-    progress bar shows while it runs. ``on_error(task, text)`` turns a raised exception into
-    records (a failed verdict, say); without it the run stops with the error, keeping every
-    finished task.
-    """
-
-    key: str
-    fn: Callable[..., Records]
-    inputs: tuple[Any, ...] = ()
-    seed: SeedKey | None = None
-    label: str = ""
-    on_error: Callable[[Task, str], Records] | None = field(default=None, compare=False)
-
-
-def execute(task: Task) -> Records:
-    """Run one task where it lands (this process, a pool worker or a Dask worker)."""
-    kwargs = {"rng": task.seed.generator()} if task.seed is not None else {}
-    return task.fn(*task.inputs, **kwargs)
-
-
-def execute_with_plugins(task: Task, plugins: Mapping[str, Any]) -> Records:
-    """:func:`execute` on a Dask worker, which may share neither this machine nor this
-    folder: the ``.py`` plugins loaded here travel with each task
-    (:func:`harness.registry.plugin_sources`), so a plugin given by a relative path, or one
-    that imports modules beside it, loads there as it did here."""
-    from harness.registry import receive_plugin_sources
-
-    receive_plugin_sources(plugins)
-    return execute(task)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    task: Task
-    records: Records | None
-    error: str | None = None
+from harness.store import append_task
+from harness.tasks import Outcome, Records, Task, error_text, execute, execute_with_plugins
 
 
 class Backend(Protocol):
@@ -130,11 +42,6 @@ class Backend(Protocol):
     def run(self, tasks: Sequence[Task]) -> Iterator[Outcome]:
         """Yield each task's outcome as it finishes, in any order."""
         ...
-
-
-def error_text(exc: BaseException) -> str:
-    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=3))
-    return f"{type(exc).__name__}: {exc}\n{tb[-1500:]}"
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
 """The verification run: its tasks and seeds on the engine, and the run's verdicts.
 
 A :class:`CaseRun` is (algorithm x implementation x problem x parameters x stage). Its seed is
-spawned from the run's ``SeedSequence`` by :meth:`harness.engine.SeedKey.from_crc32` (CRC-32 of
+spawned from the run's ``SeedSequence`` by :meth:`harness.tasks.SeedKey.from_crc32` (CRC-32 of
 the case key, then the stage). The key leaves out the implementation on purpose, so the
 reference and the Numba version of a case draw from the same stream and must agree bit for bit.
-Each run is a pure function of its inputs and seed, run as a :class:`harness.engine.Task` on any
+Each run is a pure function of its inputs and seed, run as a :class:`harness.tasks.Task` on any
 backend; its records are appended as soon as it finishes (:mod:`harness.store`), and a resumed
 run skips the runs already on disk.
 """
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from harness.devices import unavailable
-from harness.engine import BUDGETS, Backend, SeedKey, Task, backend_for, run_tasks
+from harness.engine import BUDGETS, Backend, backend_for, run_tasks
 from harness.gates.device_agreement import device_agreement
 from harness.gates.multiple import Escalation, holm
 from harness.gates.result import GateContext, GateResult
@@ -48,6 +48,7 @@ from harness.store import (
     write_json,
 )
 from harness.targets.catalog import LEVELS
+from harness.tasks import SeedKey, Task
 from harness.verification import Case, gates_for, plan_cases
 from harness.verification_agreement import agreement
 
@@ -106,7 +107,7 @@ class CaseRun:
     at ``alpha`` (its share of the stage's); ``prefix``: a reference checked against its Numba
     twin on the first draws only; ``stream``: a reference whose whole stream is compared with
     its twin's, with no gates of its own (:mod:`harness.reference_modes`). The engine runs it
-    as a :class:`harness.engine.Task`."""
+    as a :class:`harness.tasks.Task`."""
 
     case: Case
     impl: str

@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.engine import SeedKey
 from harness.gates.result import GateResult
 from harness.output_contract import output_breach, raised_text
+from harness.tasks import SeedKey
 
 GATE = "seed-determinism"
 #: Draws (or chain steps) of each call: enough that two seeds tie only on a degenerate law.

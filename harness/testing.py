@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 
-from harness.engine import SeedKey
 from harness.gates.exactness import chisquare_gof, ks_1samp
 from harness.gates.mcmc import ess_rhat
 from harness.gates.rates import tv_estimate
@@ -38,6 +37,7 @@ from harness.gates.sbc import Posterior, Simulate, sbc_pit, sbc_uniformity
 from harness.gates.thinning import quantile_indicators, thinning_lag
 from harness.output_contract import Declared, reals, states, values_breach
 from harness.spec import Param, check_sample_size
+from harness.tasks import SeedKey
 
 #: Draws at stage s are n * FACTOR**s; a borderline p (below BAND times the stage level) re-runs.
 STAGES, FACTOR, BAND = 3, 4, 10.0

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from harness.tasks import error_text, execute
+
 #: How long a worker may take to start and warm up before the pool gives up on it.
 START_BUDGET_S = 600.0
 
@@ -43,8 +45,6 @@ def exit_with_parent(parent_pid: int) -> None:
 
 def _serve(conn: Connection, initializer: Callable[[], None] | None, parent_pid: int) -> None:
     """A worker's life: warm up, then run tasks until told to stop (None)."""
-    from harness.engine import error_text, execute
-
     exit_with_parent(parent_pid)
     try:
         if initializer is not None:
@@ -145,8 +145,6 @@ def call_with_budget(fn: Callable[..., Any], args: tuple[Any, ...], budget_s: fl
     """``fn(*args)`` in a forked process (so nothing needs pickling but the result), stopped
     after ``budget_s`` seconds with a TimeoutError; an exception inside is raised here as a
     RuntimeError carrying its text."""
-    from harness.engine import error_text
-
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
     here = os.getpid()

@@ -15,13 +15,13 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-from harness.engine import Records, Task
 from harness.experiments import claims as cl
 from harness.experiments.declare import Config
 from harness.experiments.framework import Column, Experiment, task
 from harness.experiments.plots import Line, group, line_figure
 from harness.registry import registry_for
 from harness.spec import sample
+from harness.tasks import Records, Task
 
 Means = dict[tuple[str, float], np.ndarray]  # (series, x) -> [liks, bounds] per draw
 LIKS, BOUNDS = (1.0, 0.0), (0.0, 1.0)  # weights of (liks, bounds) in a cost

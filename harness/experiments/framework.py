@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar, get_args
 
-from harness.engine import BUDGETS, Records, SeedKey, Task, backend_for, run_tasks
+from harness.engine import BUDGETS, backend_for, run_tasks
 from harness.experiments.claims import Claim, Given, Verdict, claims_text, judge_all, tally_text
 from harness.experiments.decide import recorded_verdicts
 from harness.experiments.declare import Config, check_level, from_manifest, settings_rows
@@ -38,6 +38,7 @@ from harness.store import (
     read_manifest,
     write_json,
 )
+from harness.tasks import Records, SeedKey, Task
 from harness.text_table import text_table
 
 CLAIMS = "claims.json"

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import harness
-from harness.engine import SeedKey
 from harness.registry import build_registry
 from harness.seed_contract import seed_determinism, tie_probability
 from harness.spec import rerun_for
 from harness.targets.discrete import DiscreteFactorTarget
+from harness.tasks import SeedKey
 from tests.conftest import ROOT, run_command
 
 OUTPUTS = str(ROOT / "tests" / "plugins" / "broken_outputs.py")

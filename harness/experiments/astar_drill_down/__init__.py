@@ -11,11 +11,11 @@ from functools import cache
 
 import numpy as np
 
-from harness.engine import Records
 from harness.experiments import astar_cells as ac
 from harness.experiments import claims as cl
 from harness.experiments.declare import Config, param
 from harness.experiments.plots import Line
+from harness.tasks import Records
 
 WHERE = "001 Sec. 6.1, Fig. 2a"
 DRILL = "drill-down A*"

@@ -42,7 +42,6 @@ from typing import Any
 
 import numpy as np
 
-from harness.engine import Records, Task
 from harness.experiments import astar_cells as ac
 from harness.experiments import claims as cl
 from harness.experiments.declare import Config, param
@@ -50,6 +49,7 @@ from harness.experiments.framework import Column, task
 from harness.experiments.plots import Line, group, line_figure
 from harness.experiments.report_parts import cell, table
 from harness.targets.interval_models import identification
+from harness.tasks import Records, Task
 
 WHERE = "001 Sec. 6.3"
 MODELS = ("notch", "cubic", "projectile", "bump", "two-sines")

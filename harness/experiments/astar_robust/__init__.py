@@ -23,12 +23,12 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from harness.engine import Records, Task
 from harness.experiments import astar_cells as ac
 from harness.experiments import claims as cl
 from harness.experiments.declare import Config, param
 from harness.experiments.framework import Column, task
 from harness.experiments.plots import Line, group, line_figure
+from harness.tasks import Records, Task
 
 WHERE = "001 Sec. 6.4, Fig. 3"
 #: The slice bracket's initial width (the modes are about 0.1 wide and 5.7 apart at D = 2).

@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 
 import harness.experiments.claims as cl
-from harness.engine import Records, Task
 from harness.experiments.claims import Claim
 from harness.experiments.continuous_spin.run import (
     ContinuousSpinConfig,
@@ -23,6 +22,7 @@ from harness.experiments.continuous_spin.run import (
 )
 from harness.experiments.framework import Column, Experiment, task
 from harness.experiments.plots import Line, group, line_figure
+from harness.tasks import Records, Task
 
 WHERE = "003 Sec. 4.2"
 Measure = Callable[[Records], cl.Estimate]

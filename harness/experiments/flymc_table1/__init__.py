@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from harness.engine import Records, Task
 from harness.experiments import claims as cl
 from harness.experiments.declare import Config, param
 from harness.experiments.flymc_table1.cells import PAPER, table_claims, table_givens
@@ -56,6 +55,7 @@ from harness.spec import sample
 from harness.targets import glm_data
 from harness.targets.glm import GLMTarget, from_data
 from harness.targets.glm_data import GLMData
+from harness.tasks import Records, Task
 
 # What tests and readers take from the package: the table's numbers and its data readings.
 __all__ = ["MNIST", "PAPER", "REAL", "SYNTHETIC", "WIDE", "FlymcTable1", "Row", "Table1Config"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable
 
-from harness.engine import Records
 from harness.experiments import claims as cl
 from harness.experiments.flymc_table1.readings import (
     MODELS,
@@ -18,6 +17,7 @@ from harness.experiments.flymc_table1.readings import (
     Row,
     is_papers_data,
 )
+from harness.tasks import Records
 
 WHERE = "002 Table 1"
 #: 002, Table 1: (queries per iteration, ESS per 1000 iterations, speedup).

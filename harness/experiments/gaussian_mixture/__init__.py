@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from harness.engine import Records, SeedKey, Task
 from harness.experiments import claims as cl
 from harness.experiments.declare import Config, param
 from harness.experiments.framework import Column, Experiment, task
@@ -32,6 +31,7 @@ from harness.targets.gaussian_mixture import (
     mixture_data,
     posterior_bins,
 )
+from harness.tasks import Records, SeedKey, Task
 from implementations.minibatch_gibbs import continuous_fast
 
 WHERE = "003 Sec. 4.3"

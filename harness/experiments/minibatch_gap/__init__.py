@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 
-from harness.engine import Records, Task
 from harness.experiments.claims import Claim, Estimate, Inconclusive, above, exact, select
 from harness.experiments.framework import Column, Experiment, task
 from harness.experiments.minibatch_gap.chebyshev import DEGREES, KAPPAS, KEY, run_chebyshev
@@ -27,6 +26,7 @@ from harness.experiments.minibatch_gap.gaps import (
     run_exact,
 )
 from harness.experiments.plots import Line, group, line_figure
+from harness.tasks import Records, Task
 
 #: Per theorem: the paper's numbering, its words, its bound, the chains compared, error fields.
 THEOREMS = {

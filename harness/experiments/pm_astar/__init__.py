@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from harness.engine import Records, Task
 from harness.experiments import claims as cl
 from harness.experiments.declare import Config, param
 from harness.experiments.framework import Column, Experiment, task
@@ -33,6 +32,7 @@ from harness.targets.pm_examples import (
     counter_example,
     with_sgd_bound,
 )
+from harness.tasks import Records, Task
 from implementations.astar import pm_fast
 
 TRAJECTORY = {"estimator": "trajectory", "particles": 4, "step": 0.5}  # ours: 004 tunes SGD

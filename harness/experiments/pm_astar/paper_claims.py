@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from harness.engine import Records
 from harness.experiments import claims as cl
 from harness.experiments.pm_astar import (
     ASTAR,
@@ -34,6 +33,7 @@ from harness.experiments.pm_astar import (
     settings,
 )
 from harness.targets.pm_examples import SPIKE_HALF_WIDTH, SPIKE_LOG_HEIGHT, SPIKE_SHARE
+from harness.tasks import Records
 
 # "A beats B" -> the interval of A - B lies above 0; an exact sampler's KS p-value is uniform,
 # so p >= 0.01 keeps it (a 1% false rejection).

@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 
 import harness.experiments.claims as cl
-from harness.engine import Records, Task
 from harness.experiments.claims import Claim
 from harness.experiments.framework import Column, Experiment, task
 from harness.experiments.plots import Line, group, line_figure
 from harness.experiments.potts.run import run_chain, warm
 from harness.experiments.potts.settings import PAPER_FACTORS, PottsConfig, run_settings
+from harness.tasks import Records, Task
 
 WHERE = "003 Sec. 4.1"
 COLORS = {

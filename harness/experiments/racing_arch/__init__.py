@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from harness.engine import Records, Task
 from harness.experiments import claims as c
 from harness.experiments.declare import Config, param
 from harness.experiments.framework import Column, Experiment, task
@@ -44,6 +43,7 @@ from harness.experiments.racing_arch.study import Study, study_tables, study_tas
 from harness.gates.mcmc import autocorrelation
 from harness.targets import arch
 from harness.targets.arch import INDEXES, MODELS, QMAX
+from harness.tasks import Records, Task
 
 __all__ = ["ArchConfig", "RacingArch", "chain", "chains", "ess", "evals", "sweeps"]
 

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from harness.engine import Records
 from harness.targets import arch
 from harness.targets.arch import MODELS, ArchData, ModelFit
 from harness.targets.discrete import DiscreteFactorTarget
+from harness.tasks import Records
 from implementations.racing.reference import race_two_arms
 
 if TYPE_CHECKING:

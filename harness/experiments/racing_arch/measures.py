@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from harness.engine import Records
 from harness.experiments import claims as c
 from harness.experiments.racing_arch import chain
 from harness.experiments.racing_arch.study import findings
 from harness.gates.mcmc import bulk_ess
 from harness.targets.arch import MODELS
+from harness.tasks import Records
 
 if TYPE_CHECKING:
     from harness.experiments.racing_arch import ArchConfig

@@ -46,7 +46,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from harness.engine import Records
 from harness.experiments import claims as c
 from harness.experiments.declare import Declared, param
 from harness.experiments.racing_arch import chain
@@ -54,6 +53,7 @@ from harness.experiments.report_parts import cell, fmt, table
 from harness.targets import arch
 from harness.targets.arch import MODELS
 from harness.targets.discrete import DiscreteFactorTarget
+from harness.tasks import Records
 from implementations.racing.bounds import b_normal
 from implementations.racing.reference import race_two_arms
 

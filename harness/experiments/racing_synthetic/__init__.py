@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import harness.experiments.claims as cl
-from harness.engine import Records, Task
 from harness.experiments.framework import Column, Experiment, task
 from harness.experiments.plots import Line, group, line_figure
 from harness.experiments.racing_synthetic.paper_claims import (
@@ -27,6 +26,7 @@ from harness.experiments.racing_synthetic.run import (
 )
 from harness.experiments.report_parts import cell, table
 from harness.store import done_tasks
+from harness.tasks import Records, Task
 
 SPEED = (
     Column("sigma", "sigma", "g"),

@@ -14,8 +14,8 @@ from functools import partial
 from typing import Any
 
 import harness.experiments.claims as cl
-from harness.engine import Records
 from harness.experiments.racing_synthetic.run import RacingSyntheticConfig, Variant, error_settings
+from harness.tasks import Records
 
 FIG = "000 Sec. 5.1, Fig. 1"
 PAPER_N = 100_000  # the paper's rewards per state: its noise levels are relative to it

@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
-from harness.engine import Records, SeedKey, label_words
 from harness.experiments.claims import CONFIDENCE
 from harness.experiments.declare import Config, Declared, param
 from harness.registry import registry_for
 from harness.spec import sample
 from harness.targets.discrete import REWARD_DISTRIBUTIONS, DiscreteFactorTarget, synthetic_rewards
+from harness.tasks import Records, SeedKey, label_words
 
 ALGORITHMS = ("lil-ucb", "racing-ebs", "racing-normal")
 EXACT_ALGORITHM = "gumbel-max"

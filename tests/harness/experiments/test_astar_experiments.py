@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness.engine import label_words
 from harness.experiments import get_experiment
 from harness.experiments.astar_bounds import AstarBounds, BoundsConfig
 from harness.experiments.astar_cells import Cell, run_cell
@@ -29,6 +28,7 @@ from harness.experiments.declare import from_manifest
 from harness.experiments.framework import judged, section
 from harness.report import write_report
 from harness.store import RECORDS, load_records
+from harness.tasks import label_words
 from tests.harness.experiments.tiny import run_tiny, stable
 
 DRILL, CLUTTER, BOUNDS = AstarDrillDown(), AstarClutter(), AstarBounds()

@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.engine import label_words
 from harness.experiments.claims import judge, primary
 from harness.experiments.continuous_spin import ContinuousSpin
 from harness.experiments.continuous_spin.run import (
@@ -22,6 +21,7 @@ from harness.experiments.declare import from_manifest
 from harness.experiments.framework import run, section
 from harness.report import write_report
 from harness.store import RECORDS, load_records
+from harness.tasks import label_words
 from tests.harness.experiments.tiny import run_tiny, stable
 
 SPIN = ContinuousSpin()

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.engine import label_words
 from harness.experiments import get_experiment
 from harness.experiments.declare import from_manifest
 from harness.experiments.flymc_table1 import (
@@ -25,6 +24,7 @@ from harness.experiments.flymc_table1 import (
 from harness.experiments.framework import section
 from harness.report import write_report
 from harness.store import RECORDS, load_records
+from harness.tasks import label_words
 from tests.harness.experiments.tiny import assert_decided, run_tiny
 
 FLYMC = FlymcTable1()

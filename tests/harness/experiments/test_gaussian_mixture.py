@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.engine import label_words
 from harness.experiments import get_experiment
 from harness.experiments.declare import from_manifest
 from harness.experiments.framework import RunSummary, run, section
@@ -23,6 +22,7 @@ from harness.experiments.gaussian_mixture import (
 )
 from harness.store import RECORDS, load_records
 from harness.targets.gaussian_mixture import PAPER_L
+from harness.tasks import label_words
 from tests.harness.experiments.tiny import assert_decided, run_tiny, stable
 
 GM = GaussianMixture()

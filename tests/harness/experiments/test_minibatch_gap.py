@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.engine import label_words
 from harness.experiments.claims import judge
 from harness.experiments.declare import LEVELS, from_manifest
 from harness.experiments.framework import run, section
@@ -26,6 +25,7 @@ from harness.experiments.minibatch_gap.gaps import (
 from harness.gates.mcmc import gap_with_error, spectral_gap
 from harness.report import write_report
 from harness.store import RECORDS, load_records
+from harness.tasks import label_words
 from tests.harness.experiments.tiny import CLOCK_FIELDS, run_tiny, stable
 
 GAP = MinibatchGap()

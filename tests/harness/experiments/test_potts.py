@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.engine import label_words
 from harness.experiments import get_experiment
 from harness.experiments.claims import judge
 from harness.experiments.common import checkpoints
@@ -18,6 +17,7 @@ from harness.experiments.potts import Potts
 from harness.experiments.potts.settings import PottsConfig, SamplerSetting, paper_samplers
 from harness.report import write_report
 from harness.store import RECORDS, load_records
+from harness.tasks import label_words
 from tests.harness.experiments.tiny import assert_decided, run_tiny, stable
 
 POTTS = Potts()

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from harness.engine import SeedKey, label_words
 from harness.experiments import experiment_names, get_experiment
 from harness.experiments.claims import judge
 from harness.experiments.declare import from_manifest
@@ -35,6 +34,7 @@ from harness.experiments.racing_synthetic.run import (
 from harness.report import write_report
 from harness.runner import RunConfig, verify
 from harness.store import EXPERIMENT_MANIFEST, RECORDS, load_records
+from harness.tasks import SeedKey, label_words
 from tests.conftest import run_command
 from tests.harness.experiments.tiny import CLOCK_FIELDS, assert_decided, run_tiny, stable
 
