@@ -16,9 +16,9 @@ import sys
 
 
 def main(D: int = 1000, N: int = 100_000) -> None:
-    from harness.hardware import cell_target, draw_function
-    from harness.hardware_mcmc import chain_call, mcmc_target
     from harness.registry import build_registry
+    from harness.speed.hardware import cell_target, draw_function
+    from harness.speed.hardware_mcmc import chain_call, mcmc_target
 
     draw = draw_function("cuda", cell_target("computed", D, N))
     draw(1, 0)  # compile and warm; ncu's --launch-skip 1 skips this launch

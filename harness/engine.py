@@ -1,10 +1,10 @@
 """The task engine behind ``harness verify`` and every ``harness reproduce``.
 
 A task (:class:`harness.tasks.Task`) is a pure function, its inputs and a seed key: the same
-task gives the same records wherever it runs, apart from the wall time and host it records. The engine runs tasks
-on a backend, shows one progress bar whatever the backend, and appends each finished task's
-records to the run's store (:mod:`harness.store`) at once, so an interrupted run keeps every
-finished task and a rerun skips them.
+task gives the same records wherever it runs, apart from the wall time and host it records.
+The engine runs tasks on a backend, shows one progress bar whatever the backend, and appends
+each finished task's records to the run's store (:mod:`harness.store`) at once, so an
+interrupted run keeps every finished task and a rerun skips them.
 
 Backends (``--scheduler``):
 
@@ -24,7 +24,7 @@ import hashlib
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +33,18 @@ from typing import Any, Protocol
 from tqdm import tqdm
 
 from harness.store import append_task
-from harness.tasks import Outcome, Records, Task, error_text, execute, execute_with_plugins
+from harness.tasks import Outcome, Records, Task, error_text, execute
+
+
+def execute_with_plugins(task: Task, plugins: Mapping[str, Any]) -> Records:
+    """:func:`execute` on a Dask worker, which may share neither this machine nor this
+    folder: the ``.py`` plugins loaded here travel with each task
+    (:func:`harness.registry.plugin_sources`), so a plugin given by a relative path, or one
+    that imports modules beside it, loads there as it did here."""
+    from harness.registry import receive_plugin_sources
+
+    receive_plugin_sources(plugins)
+    return execute(task)
 
 
 class Backend(Protocol):

@@ -196,7 +196,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     state = config.stash.get(KEY, None)
     if state is None or not state.verdicts:
         return
-    from harness.text_table import text_table
+    from harness.display import text_table
 
     rows = [_summary_cells(nodeid, v) for nodeid, v in state.verdicts]
     failed = sum(not v.passed for _, v in state.verdicts)

@@ -206,10 +206,10 @@ def _choices(values: Any) -> str:
 
 def checked_problem(name: Any, kind: Any, build: Any, levels: Any, draws: Any) -> Problem:
     """A :class:`Problem` from checked fields; ``ValueError`` naming the first bad one."""
+    from harness.checks.gate_sets import GATE_SETS  # heavy; only plugins need them
     from harness.targets.catalog import Problem
-    from harness.verification_gate_sets import GATE_SETS  # heavy; only plugins need them
 
-    # "|" separates the fields of a case key (harness.verification.Case.key).
+    # "|" separates the fields of a case key (harness.checks.cases.Case.key).
     if not isinstance(name, str) or not name.strip() or "|" in name:
         raise ValueError(f"name = {name!r} is invalid; valid: a non-empty string without '|'")
     if not isinstance(kind, str) or kind not in GATE_SETS:
@@ -255,7 +255,7 @@ def _checked_draws(draws: Any, levels: tuple[str, ...]) -> Mapping[str, int] | N
 def _built_target(problem: Problem) -> Any:
     """Build a plugin problem's target and check it (the user's code: errors become
     ``ValueError`` naming the problem, reported without a traceback)."""
-    from harness.verification_gate_sets import check_target
+    from harness.checks.gate_sets import check_target
 
     try:
         target = problem.build()

@@ -320,3 +320,20 @@ def repair(path: Path) -> None:
 def done_tasks(records: Iterable[dict[str, Any]]) -> set[str]:
     """The keys of the tasks whose records are on disk."""
     return {r.get("task_id", r.get("key")) for r in records}
+
+
+#: A run directory's wall times, one entry per call that ran its tasks.
+WALL = "wall.json"
+
+
+def recorded_wall(out: Path) -> dict[str, Any] | None:
+    """The wall time of the calls that ran this directory's tasks (None where not recorded)."""
+    path = Path(out) / WALL
+    if not path.is_file():
+        return None
+    calls = json.loads(path.read_text(encoding="utf-8"))
+    return {
+        "wall_s": sum(float(c["wall_s"]) for c in calls),
+        "invocations": len(calls),
+        "tasks": sum(int(c["tasks"]) for c in calls),
+    }

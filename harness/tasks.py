@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import traceback
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -87,17 +87,6 @@ def execute(task: Task) -> Records:
     """Run one task where it lands (this process, a pool worker or a Dask worker)."""
     kwargs = {"rng": task.seed.generator()} if task.seed is not None else {}
     return task.fn(*task.inputs, **kwargs)
-
-
-def execute_with_plugins(task: Task, plugins: Mapping[str, Any]) -> Records:
-    """:func:`execute` on a Dask worker, which may share neither this machine nor this
-    folder: the ``.py`` plugins loaded here travel with each task
-    (:func:`harness.registry.plugin_sources`), so a plugin given by a relative path, or one
-    that imports modules beside it, loads there as it did here."""
-    from harness.registry import receive_plugin_sources
-
-    receive_plugin_sources(plugins)
-    return execute(task)
 
 
 @dataclass(frozen=True)

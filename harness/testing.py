@@ -29,13 +29,13 @@ from typing import Any
 
 import numpy as np
 
+from harness.checks.output_contract import Declared, reals, states, values_breach
 from harness.gates.exactness import chisquare_gof, ks_1samp
 from harness.gates.mcmc import ess_rhat
 from harness.gates.rates import tv_estimate
 from harness.gates.result import GateResult
 from harness.gates.sbc import Posterior, Simulate, sbc_pit, sbc_uniformity
 from harness.gates.thinning import quantile_indicators, thinning_lag
-from harness.output_contract import Declared, reals, states, values_breach
 from harness.spec import Param, check_sample_size
 from harness.tasks import SeedKey
 
@@ -279,7 +279,7 @@ class Checker:
         for stage in range(STAGES):
             size = n * FACTOR**stage
             values = self._call(sampler, size, self.rng(index, stage))
-            # The output contract (harness.output_contract, as verify checks it): a gate fed
+            # The output contract (harness.checks.output_contract, as verify checks it): a gate fed
             # fewer draws would pass on too little, one fed NaN or floats would mislead.
             breach = None if declared is None else values_breach(values, size, declared)
             if breach is not None:

@@ -22,7 +22,7 @@ class ExactDrawAcrossHardware:
 
     def setup(self, impl: str, rewards: str, size: str) -> None:
         from harness.devices import runnable
-        from harness.hardware import DRAWS_PER_CALL, cell_target, draw_function
+        from harness.speed.hardware import DRAWS_PER_CALL, cell_target, draw_function
 
         if impl not in runnable():
             raise NotImplementedError(f"this machine cannot run the {impl!r} key")
@@ -42,8 +42,8 @@ class MCMCStepAcrossHardware:
 
     def setup(self, impl: str, N: str) -> None:
         from harness.devices import runnable
-        from harness.hardware_mcmc import chain_call, mcmc_target
         from harness.registry import build_registry
+        from harness.speed.hardware_mcmc import chain_call, mcmc_target
 
         if impl not in runnable():
             raise NotImplementedError(f"this machine cannot run the {impl!r} key")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from harness.calibration import calibrate, format_calibration, gate_rate
+from harness.verify.calibration import calibrate, format_calibration, gate_rate
 from tests.conftest import BROKEN
 
 
@@ -106,7 +106,7 @@ def test_calibrate_takes_a_variant_s_parameters_and_checks_them_first():
 
 
 def test_the_cli_reads_param_values_as_json():
-    from harness.cli import _parse_params
+    from harness.cli.main import _parse_params
 
     assert _parse_params(["extra_draws=1", "reuse=true", "name=x"]) == {
         "extra_draws": 1,
@@ -118,7 +118,7 @@ def test_the_cli_reads_param_values_as_json():
 
 
 def test_looks_double_from_fifty_and_end_at_the_last_seed():
-    from harness.calibration import looks
+    from harness.verify.calibration import looks
 
     assert looks(500) == (50, 100, 200, 400, 500)
     assert looks(400) == (50, 100, 200, 400)
@@ -126,7 +126,7 @@ def test_looks_double_from_fifty_and_end_at_the_last_seed():
 
 
 def test_a_rate_is_accepted_inside_its_zone_and_rejected_outside_both_ways():
-    from harness.calibration import decide_rate, zone
+    from harness.verify.calibration import decide_rate, zone
 
     assert zone("test", 0.05, 1.5) == pytest.approx((0.05 / 1.5, 0.075))
     assert zone("bound", 0.05, 1.5) == pytest.approx((0.0, 0.075))
@@ -140,7 +140,7 @@ def test_a_rate_is_accepted_inside_its_zone_and_rejected_outside_both_ways():
 
 def _sequential(p_values: np.ndarray, alpha: float, factor: float, error: float):
     """calibrate's decision on one test gate whose seeds gave ``p_values``, look by look."""
-    from harness.calibration import _look, looks
+    from harness.verify.calibration import _look, looks
 
     rows = [{"p_value": float(p), "passed": True, "multiple_testing": True} for p in p_values]
     schedule = looks(len(rows))

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.text_table import text_table
+from harness.display import text_table
 
 CONFIDENCE = 0.95
 VERDICTS = ("reproduced", "not reproduced", "inconclusive", "setting differs")
@@ -73,11 +73,13 @@ Records = list[dict[str, Any]]
 class Inconclusive(Exception):
     """Raised by a claim's measure when the records cannot give an interval (one run, say);
     its message is the verdict's reason and should say what would decide. ``value``, when
-    known, is shown as our value without an interval."""
+    known, is shown as our value without an interval; ``unit``, when known, names the
+    replicates it has too few of (``--decide`` adds only :data:`REPLICABLE` ones)."""
 
-    def __init__(self, reason: str, value: float | None = None) -> None:
+    def __init__(self, reason: str, value: float | None = None, unit: str = "") -> None:
         super().__init__(reason)
         self.value = value
+        self.unit = unit
 
 
 @dataclass(frozen=True)
@@ -252,12 +254,12 @@ class Verdict:
 
 def judge(claim: Claim, records: Records, reading_of: str | None = None) -> Verdict:
     """The verdict of ``claim`` on ``records``; an estimator that fails is inconclusive."""
-    point = None
+    point, short = None, ""
     try:
         est = claim.measure(records)
         problem = "" if est is not None else "no records to measure it from yet"
     except Inconclusive as exc:
-        est, problem, point = None, str(exc), exc.value
+        est, problem, point, short = None, str(exc), exc.value, exc.unit
     except (ValueError, ZeroDivisionError, KeyError, IndexError) as exc:
         est, problem = None, f"cannot measure it: {exc}"
     need = None
@@ -282,7 +284,7 @@ def judge(claim: Claim, records: Records, reading_of: str | None = None) -> Verd
         low=est.low if est else None,
         high=est.high if est else None,
         n=est.n if est else None,
-        unit=est.unit if est else "",
+        unit=est.unit if est else short,
         how=est.how if est else "",
         reason=reason,
         runs_to_decide=need,
@@ -401,7 +403,7 @@ def mean_interval(values: Sequence[float], unit: str = "runs") -> Estimate:
     v = np.asarray(values, dtype=float)
     if v.size < 2:
         point = float(v[0]) if v.size else None
-        raise Inconclusive(f"{v.size} {unit}: a mean's interval needs at least 2", point)
+        raise Inconclusive(f"{v.size} {unit}: a mean's interval needs at least 2", point, unit)
     m, se = float(v.mean()), float(v.std(ddof=1) / math.sqrt(v.size))
     h = float(stats.t.ppf(0.5 + CONFIDENCE / 2, v.size - 1)) * se
     return Estimate(m, m - h, m + h, int(v.size), unit, "mean, t interval")
@@ -468,7 +470,9 @@ def sum_of_differences(pairs: Sequence[tuple[Sequence[float], Sequence[float]]])
     n = min(min(len(a), len(b)) for a, b in pairs)
     value = float(sum(np.mean(a) - np.mean(b) for a, b in pairs))
     if n < 2:
-        raise Inconclusive(f"{n} run of a side gives no interval; at least 2 each would", value)
+        raise Inconclusive(
+            f"{n} run of a side gives no interval; at least 2 each would", value, "runs"
+        )
     var = sum(np.var(a, ddof=1) / len(a) + np.var(b, ddof=1) / len(b) for a, b in pairs)
     h = float(stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * math.sqrt(var))
     return Estimate(value, value - h, value + h, n, "runs", "difference of means, t interval")
@@ -486,7 +490,9 @@ def bootstrap(
     value = float(statistic(groups)) if groups else None
     if len(groups) < MIN_BOOTSTRAP:
         raise Inconclusive(
-            f"{len(groups)} {unit}: a bootstrap interval needs at least {MIN_BOOTSTRAP}", value
+            f"{len(groups)} {unit}: a bootstrap interval needs at least {MIN_BOOTSTRAP}",
+            value,
+            unit,
         )
     rng = np.random.default_rng(seed)
     stats = []
@@ -515,6 +521,7 @@ def ratio_of_means(a: Sequence[float], b: Sequence[float], unit: str = "runs") -
         raise Inconclusive(
             f"one side has {min(x.size, y.size)} of the {unit}: no interval; 2 each would give one",
             float(mx / my) if my else None,
+            unit=unit,
         )
     if mx <= 0 or my <= 0:
         raise ValueError("a ratio of means needs positive means")

@@ -39,8 +39,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.experiments.claims import Verdict, primary
+from harness.experiments.claims import REPLICABLE, Verdict, primary
 from harness.experiments.declare import Config
+from harness.store import load_records, provenance, recorded_wall
 
 #: The factor a claim with no interval (too few replicates to form one) asks for.
 FLOOR = 4.0
@@ -93,6 +94,8 @@ def ask(verdict: Verdict) -> Ask:
         if factor > MAX_FACTOR:
             return Ask(verdict.id, None, f"asks {factor:.0f}x its {verdict.n} {verdict.unit}")
         return Ask(verdict.id, factor, f"{verdict.runs_to_decide} {verdict.unit} in all")
+    if verdict.low is None and verdict.unit and verdict.unit not in REPLICABLE:
+        return Ask(verdict.id, None, f"no interval, and the design fixes its {verdict.unit}")
     if verdict.low is None:  # no interval yet: too few replicates to form one
         return Ask(verdict.id, FLOOR, f"no interval yet ({verdict.reason[:80]})")
     return Ask(verdict.id, None, verdict.reason.split(";")[-1].strip()[:120])
@@ -217,8 +220,6 @@ def decide(
 def _wall(out: Path, fallback: float) -> float:
     """The pilot's recorded wall time over every call (a resumed pilot took more than this
     call's); this call's when none is recorded."""
-    from harness.experiments.framework import recorded_wall
-
     wall = recorded_wall(out)
     return float(wall["wall_s"]) if wall and wall["wall_s"] > 0 else fallback
 
@@ -253,8 +254,6 @@ def write_record(
 ) -> Path:
     """The deciding run as one compressed file under ``where``: its verdicts, its plan, the
     final stage's records, and the commit, machine, command, level and wall time."""
-    from harness.store import load_records, provenance
-
     prov = provenance()
     final_dir = Path(out) / decided["final_from"]
     bundle = {

@@ -23,27 +23,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar, get_args
 
+from harness.display import cell, table, text_table
 from harness.engine import BUDGETS, backend_for, run_tasks
 from harness.experiments.claims import Claim, Given, Verdict, claims_text, judge_all, tally_text
 from harness.experiments.decide import recorded_verdicts
 from harness.experiments.declare import Config, check_level, from_manifest, settings_rows
-from harness.experiments.report_parts import cell, table
 from harness.store import (
     EXPERIMENT_MANIFEST,
     RECORDS,
+    WALL,
     done_tasks,
     load_records,
     open_run,
     provenance,
     read_manifest,
+    recorded_wall,
     write_json,
 )
 from harness.tasks import Records, SeedKey, Task
-from harness.text_table import text_table
 
 CLAIMS = "claims.json"
 #: Each ``harness reproduce`` call's wall time and tasks run, appended as the call ends.
-WALL = "wall.json"
 #: The terminal shows the records table only up to this many rows (the report shows all).
 TERMINAL_ROWS = 40
 C = TypeVar("C", bound=Config)
@@ -300,19 +300,6 @@ class _CallWall:
             return
         this = {"wall_s": time.perf_counter() - self.start, "tasks": self.tasks, "ended": ended}
         write_json(self.path, [*self.calls, this])
-
-
-def recorded_wall(out: Path) -> dict[str, Any] | None:
-    """The wall time of the calls that ran this directory's tasks (None where not recorded)."""
-    path = Path(out) / WALL
-    if not path.is_file():
-        return None
-    calls = json.loads(path.read_text(encoding="utf-8"))
-    return {
-        "wall_s": sum(float(c["wall_s"]) for c in calls),
-        "invocations": len(calls),
-        "tasks": sum(int(c["tasks"]) for c in calls),
-    }
 
 
 def _planned_records(experiment: Experiment[Any], config: Config, records: Records) -> Records:

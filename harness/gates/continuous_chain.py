@@ -1,6 +1,6 @@
 """Gates for Markov chains on continuous pairwise factor graphs (003, Sec. 3 and 4.2).
 
-The continuous counterpart of ``factor_graph_gates`` in :mod:`harness.verification_chains`:
+The continuous counterpart of ``factor_graph_gates`` in :mod:`harness.checks.chains`:
 
 - ess: bulk/tail ESS and split R-hat of the log-density trace U(x_t) on 4 segments;
 - thinning (harness/gates/thinning.py): the tests below see every lag-th state, the lag at which

@@ -32,7 +32,7 @@ def device_agreement(
     a: Mapping[str, Any], b: Mapping[str, Any], alpha: float, chain: bool = False
 ) -> GateResult:
     """``a``: the Numba outputs, ``b``: the device's (values, extras with ``margin`` and
-    ``tolerance``, evals, rng_state), as :func:`harness.verification_agreement.agreement`
+    ``tolerance``, evals, rng_state), as :func:`harness.checks.agreement.agreement`
     takes them; ``chain``: the values are a Markov chain's states, one row a step."""
     va, vb = np.asarray(a["values"]), np.asarray(b["values"])
     n = n_rows(va)

@@ -137,7 +137,7 @@ class Supplement:
     """A gate that applies across target kinds (exact-start invariance, the search audits):
     ``applies(spec, target, params)`` says whether it has something to check, and
     ``run(spec, target, output, alpha, params, context)`` returns its verdicts at ``alpha``.
-    :func:`harness.verification.gates_for` gives each applicable supplement an equal share of
+    :func:`harness.checks.cases.gates_for` gives each applicable supplement an equal share of
     the task's alpha beside the kind's own gate set."""
 
     name: str

@@ -14,14 +14,34 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from numba import njit
 from numba.core.dispatcher import Dispatcher
 
-if TYPE_CHECKING:
-    from harness.targets.box_density import BoxDensityTarget
+
+class ProbedBoxDensity(Protocol):
+    """What the probes read of a box density (:class:`harness.targets.box_density.
+    BoxDensityTarget`, which imports this module to check itself)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    data: np.ndarray
+    log_lik: Callable[[np.ndarray, np.ndarray], float]
+    bound: Callable[[np.ndarray, np.ndarray, np.ndarray], float]
+    log_lik_grad: Callable[[np.ndarray, np.ndarray, np.ndarray], float] | None
+
+    @property
+    def d(self) -> int: ...
+
+    def o(self, x: np.ndarray) -> float: ...
+
+    def M(self, lo: np.ndarray, hi: np.ndarray) -> float: ...
+
+    def log_mass(self, lo: np.ndarray, hi: np.ndarray) -> float: ...
+
+    def sample_in(self, lo: np.ndarray, hi: np.ndarray, u: np.ndarray) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -43,7 +63,7 @@ class BoundViolation:
 
 
 def _points_in(
-    target: BoxDensityTarget, lo: np.ndarray, hi: np.ndarray, points: int, rng: np.random.Generator
+    target: ProbedBoxDensity, lo: np.ndarray, hi: np.ndarray, points: int, rng: np.random.Generator
 ) -> list[np.ndarray]:
     """``points`` points of [lo, hi]: half from the proposal restricted to the box, half uniform
     on its finite sides (the proposal's own draws there where a side is infinite), so a box whose
@@ -58,7 +78,7 @@ def _points_in(
 
 
 def bound_violations(
-    target: BoxDensityTarget,
+    target: ProbedBoxDensity,
     boxes: list[tuple[np.ndarray, np.ndarray, float]],
     points: int,
     rng: np.random.Generator,
@@ -79,7 +99,7 @@ def bound_violations(
 
 
 def split_tree_boxes(
-    target: BoxDensityTarget, rng: np.random.Generator, depth: int = 6, leaves: int = 16
+    target: ProbedBoxDensity, rng: np.random.Generator, depth: int = 6, leaves: int = 16
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Boxes as A* makes them (001, Sec. 6: split the longest side at a proposal draw), along
     ``leaves`` root-to-leaf paths of ``depth`` splits each: every other path keeps the child
@@ -107,7 +127,7 @@ def split_tree_boxes(
     return boxes
 
 
-def check_functions(target: BoxDensityTarget) -> None:
+def check_functions(target: ProbedBoxDensity) -> None:
     """Probe the bound before any work: o at random points of boxes as A* makes them must not
     exceed it (a bound below o makes A* inexact). A probe, not a proof: the bound-validity gate
     checks the boxes a run visits."""
@@ -136,7 +156,7 @@ def compiled(fn: Callable) -> Callable:
     return fn if isinstance(fn, Dispatcher) else njit(cache=False)(fn)
 
 
-def numba_problem(target: BoxDensityTarget) -> str:
+def numba_problem(target: ProbedBoxDensity) -> str:
     """Why Numba cannot compile the target's functions ("" when it can), found once, when the
     target is made: an uncompiled helper surfaces here, naming the function to compile, not as
     a TypingError deep inside a sampler."""

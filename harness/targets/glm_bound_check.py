@@ -5,14 +5,29 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from harness.targets.glm_kernels import EPS
 
-if TYPE_CHECKING:
-    from harness.targets.glm import GLMTarget
+
+class BoundedGLM(Protocol):
+    """What the bound check reads of a GLM posterior (:class:`harness.targets.glm.GLMTarget`,
+    which imports this module to check its bounds)."""
+
+    prior_sd: float
+    theta_tuning: np.ndarray
+
+    @property
+    def D(self) -> int: ...
+
+    @property
+    def N(self) -> int: ...
+
+    def log_lik(self, theta: np.ndarray, idx: np.ndarray) -> np.ndarray: ...
+
+    def log_bound(self, theta: np.ndarray, idx: np.ndarray) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -26,7 +41,7 @@ class BoundCheck:
 
 
 def _check_thetas(
-    target: GLMTarget, rng: np.random.Generator, points: int
+    target: BoundedGLM, rng: np.random.Generator, points: int
 ) -> list[tuple[str, np.ndarray]]:
     """The tuning point, then ``points`` random thetas: half around it at scales prior_sd *
     1e-3 .. 1 (where the chain and the tight bounds are), half from the prior."""
@@ -41,7 +56,7 @@ def _check_thetas(
 
 
 def check_bounds(
-    target: GLMTarget, rng: np.random.Generator, points: int = 8, sample: int | None = None
+    target: BoundedGLM, rng: np.random.Generator, points: int = 8, sample: int | None = None
 ) -> BoundCheck:
     """log B_n < log L_n for ``sample`` random data (all when None) at the tuning point and at
     ``points`` random thetas (notes Sec. 9.1). A violation is a ValueError naming the datum,

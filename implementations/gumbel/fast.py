@@ -216,7 +216,9 @@ def top_down_kernel(log_factors, log_f0, n, depth, rng):
     x_ = np.empty(cap, dtype=np.int64)
     heap = np.empty(cap, dtype=np.int64)
     for k in range(n):
-        _log_unnormalised(log_factors, log_f0, logp)
+        # serial, by name: a call that left ``parallel`` to its default cached a second
+        # signature of _log_unnormalised, and loading both from the cache crashed Numba
+        _log_unnormalised_serial(log_factors, log_f0, logp)
         g, x = _new_node(logp, 0, D, math.inf, F, rng)
         neg_g[0] = -g
         seq[0] = 0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.verification_gate_sets import GROUND_TRUTH
+from harness.checks.gate_sets import GROUND_TRUTH
 from tests.conftest import run_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,7 +37,7 @@ def test_the_table_has_one_row_per_kind_with_every_field_the_gates_read():
 
 
 def test_the_draw_column_says_integers_exactly_for_the_integer_kinds():
-    from harness.output_contract import STATE_KINDS
+    from harness.checks.output_contract import STATE_KINDS
 
     for kind, cells in _rows().items():
         assert ("integer" in cells[2]) == (kind in STATE_KINDS), kind

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.calibration import calibrate
 from harness.gates.ecdf_bands import ecdf_band
-from harness.runner import RunConfig, verify
+from harness.verify.calibration import calibrate
+from harness.verify.runner import RunConfig, verify
 from tests.conftest import ROOT
 
 PLANTED = str(ROOT / "tests" / "plugins" / "planted_gumbel.py")

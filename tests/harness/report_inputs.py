@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.runner import RunConfig, verify
+from harness.verify.runner import RunConfig, verify
 
 DATA = Path(__file__).parent / "data"
 ASV_RESULTS = DATA / "asv_results"

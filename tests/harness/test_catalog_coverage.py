@@ -2,10 +2,10 @@
 
 import numpy as np
 
+from harness.checks.cases import plan_cases
 from harness.registry import build_registry
 from harness.spec import sample
 from harness.targets.catalog import LONG_SUM, build_target, problems
-from harness.verification import plan_cases
 from implementations.racing import RACE_PROBLEMS
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.speed import degree_scaling, format_degree_scaling
+from harness.speed.ratios import degree_scaling, format_degree_scaling
 
 
 def test_poisson_gibbs_work_is_flat_in_the_degree_while_gibbs_grows():

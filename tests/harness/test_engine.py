@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from harness.engine import InProcess, ProcessPool, backend_for, run_tasks
-from harness.runner import RunConfig, verify
 from harness.store import RECORDS, RecordsRepaired, append_task, load_records, open_run, repair
 from harness.tasks import SeedKey, Task
+from harness.verify.runner import RunConfig, verify
 from tests.conftest import run_command
 
 

@@ -5,7 +5,7 @@ import re
 import sys
 from pathlib import Path
 
-from harness.cli_parser import build_parser as _parser
+from harness.cli.parser import build_parser as _parser
 from harness.experiments import EXPERIMENTS, experiment_names
 from harness.experiments.declare import from_manifest
 from harness.experiments.framework import Experiment

@@ -296,7 +296,7 @@ def bad_command_lines(draw: Any) -> list[str]:
 @FUZZ
 @given(argv=bad_command_lines())
 def test_cli_options(argv: list[str], capsys: pytest.CaptureFixture[str], tmp_path_factory) -> None:
-    from harness.cli import main
+    from harness.cli.main import main
 
     COUNTS["cli"] += 1
     out = tmp_path_factory.mktemp("cli")

@@ -4,7 +4,7 @@ Times are reported, never asserted (shared machines); the structure and the work
 import numpy as np
 import pytest
 
-from harness.speed import format_selection_scaling, selection_scaling
+from harness.speed.ratios import format_selection_scaling, selection_scaling
 from implementations.astar import pm_fast
 
 

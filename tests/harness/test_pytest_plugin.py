@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from harness.report import write_report
+from harness.report.page import write_report
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "testing-your-sampler.md"

@@ -9,13 +9,13 @@ import pytest
 
 import harness
 from harness import registry as registry_module
-from harness.calibration import calibrate
-from harness.cli import main
+from harness.checks.cases import plan_cases
+from harness.checks.gate_sets import GATE_SETS, GROUND_TRUTH, check_target
+from harness.cli.main import main
 from harness.registry import build_registry
-from harness.report import write_report
+from harness.report.page import write_report
 from harness.targets import catalog
-from harness.verification import plan_cases
-from harness.verification_gate_sets import GATE_SETS, GROUND_TRUTH, check_target
+from harness.verify.calibration import calibrate
 
 HEADER = (
     "import numpy as np\nimport harness\nfrom harness.targets.discrete import "

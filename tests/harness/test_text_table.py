@@ -2,8 +2,8 @@
 
 import pytest
 
-from harness.speed import format_degree_scaling, format_speed
-from harness.text_table import text_table
+from harness.display import text_table
+from harness.speed.ratios import format_degree_scaling, format_speed
 
 
 def test_columns_are_as_wide_as_their_content_and_aligned_per_column():

@@ -8,7 +8,7 @@ counts, final Generator state); bad parameters raise; a Numba kernel compiles on
 import numpy as np
 import pytest
 
-from harness.output_contract import output_breach
+from harness.checks.output_contract import output_breach
 from harness.registry import build_registry
 from harness.spec import sample
 from tests.conftest import readme_plugin_path, target_for
@@ -73,7 +73,7 @@ def test_same_seed_same_output(spec, target):
 
 
 def test_output_keeps_the_output_contract(spec, target):
-    """What `harness verify` checks before any statistic (harness/output_contract.py)."""
+    """What `harness verify` checks before any statistic (harness/checks/output_contract.py)."""
     for impl in cpu_keys(spec):
         for params in _checked_params(spec):
             out, _ = _draw(spec, impl, target, 40, 4, params)

@@ -7,8 +7,8 @@ runs each device thread as a Python thread."""
 import numpy as np
 import pytest
 
+from harness.checks.reference_modes import agreement_outputs
 from harness.gates.device_agreement import device_agreement
-from harness.reference_modes import agreement_outputs
 from harness.registry import build_registry
 from harness.spec import sample
 from harness.targets.glm import glm_posterior

@@ -10,9 +10,9 @@ import sys
 import numpy as np
 import pytest
 
+from harness.checks.reference_modes import agreement_outputs
 from harness.devices import cuda_unavailable, runnable, simulated
 from harness.gates.device_agreement import device_agreement
-from harness.reference_modes import agreement_outputs
 from harness.registry import build_registry
 from harness.spec import sample
 from harness.targets.discrete import DiscreteFactorTarget

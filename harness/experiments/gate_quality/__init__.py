@@ -17,16 +17,16 @@ from typing import Any
 import numpy as np
 
 import harness.experiments.claims as cl
-from harness.calibration import RATE_HEADERS, GateRate, gate_rate, gate_rows, rate_row
+from harness.checks.cases import plan_cases
+from harness.display import cell, table
 from harness.experiments.declare import LEVELS, Config, param
 from harness.experiments.framework import Column, Experiment, task
-from harness.experiments.report_parts import cell, table
 from harness.figures import ecdf_band_svg
 from harness.gates.ecdf_bands import ecdf_band
 from harness.registry import build_registry, registry_for
-from harness.runner import NON_STATISTICAL, RunConfig, verify
 from harness.tasks import Records, Task
-from harness.verification import plan_cases
+from harness.verify.calibration import RATE_HEADERS, GateRate, gate_rate, gate_rows, rate_row
+from harness.verify.runner import NON_STATISTICAL, RunConfig, verify
 
 PLANTED_GLOB = "tests/plugins/planted_*.py"  # relative to the directory the command runs in
 PLANTED_PREFIX = "planted:"

@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from harness.display import cell, fmt, table
 from harness.experiments import claims as cl
 from harness.experiments.declare import Config, param
 from harness.experiments.framework import Column, Experiment, task
 from harness.experiments.plots import Line, group, line_figure
-from harness.experiments.report_parts import cell, fmt, table
 from harness.targets.box_density import clutter
 from harness.targets.logistic_box import GENERATED, MIKA_SIZES, mika_kind, mika_logistic
 from harness.targets.pm_examples import (

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import harness.experiments.claims as cl
+from harness.display import cell, table
 from harness.experiments.framework import Column, Experiment, task
 from harness.experiments.plots import Line, group, line_figure
 from harness.experiments.racing_synthetic.paper_claims import (
@@ -24,7 +25,6 @@ from harness.experiments.racing_synthetic.run import (
     run_speed_setting,
     warm,
 )
-from harness.experiments.report_parts import cell, table
 from harness.store import done_tasks
 from harness.tasks import Records, Task
 

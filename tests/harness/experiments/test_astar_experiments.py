@@ -26,7 +26,7 @@ from harness.experiments.astar_intervals import MODELS, AstarIntervals, Interval
 from harness.experiments.astar_robust import AstarRobust, RobustConfig, mode_of, slice_chain
 from harness.experiments.declare import from_manifest
 from harness.experiments.framework import judged, section
-from harness.report import write_report
+from harness.report.page import write_report
 from harness.store import RECORDS, load_records
 from harness.tasks import label_words
 from tests.harness.experiments.tiny import run_tiny, stable

@@ -19,7 +19,7 @@ from harness.experiments.continuous_spin.run import (
 )
 from harness.experiments.declare import from_manifest
 from harness.experiments.framework import run, section
-from harness.report import write_report
+from harness.report.page import write_report
 from harness.store import RECORDS, load_records
 from harness.tasks import label_words
 from tests.harness.experiments.tiny import run_tiny, stable

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from harness.experiments import decide as dc
-from harness.experiments.claims import Claim, Verdict, above, judge, mean_interval
+from harness.experiments.claims import Claim, Verdict, above, judge, mean_interval, ratio_of_means
 from harness.experiments.framework import run, section
-from harness.report import claims_summary
+from harness.report.page import claims_summary
 from tests.docs.test_template_experiment import EXPERIMENT, T
 
 
@@ -167,7 +167,7 @@ def test_an_experiment_without_replicates_is_refused():
     ],
 )
 def test_decide_refuses_bad_input_in_one_line_before_work(argv, message, capsys, tmp_path):
-    from harness.cli import main
+    from harness.cli.main import main
 
     assert main(["reproduce", *argv, "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
@@ -184,3 +184,23 @@ def test_the_code_digest_sees_statements_not_imports_comments_or_layout():
     assert dc.code_digest(base) == dc.code_digest(moved)
     assert dc.code_digest(base) != dc.code_digest(changed)
     assert dc.code_digest("def f():\n    import os\n") == dc.code_digest("def f():\n    pass\n")
+
+
+def test_a_claim_short_of_replicates_the_design_fixes_asks_for_none():
+    # One adaptation run a sampler (racing-arch): more chains add none, so --decide must not
+    # spend its budget on it; a claim short of chains asks for the floor factor.
+    def verdict_of(unit: str) -> Verdict:
+        claim = Claim(
+            id="x",
+            paper="p",
+            text="t",
+            quantity="q",
+            rule=above(1.0),
+            measure=lambda rs: ratio_of_means([1.0], [2.0, 3.0], unit),
+        )
+        return judge(claim, [])
+
+    fixed, more = verdict_of("adaptation runs"), verdict_of("chains")
+    assert fixed.verdict == more.verdict == "inconclusive" and fixed.unit == "adaptation runs"
+    assert dc.ask(fixed).factor is None and "design fixes its adaptation runs" in dc.ask(fixed).why
+    assert dc.ask(more).factor == dc.FLOOR

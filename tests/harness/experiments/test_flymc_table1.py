@@ -22,7 +22,7 @@ from harness.experiments.flymc_table1 import (
     Table1Config,
 )
 from harness.experiments.framework import section
-from harness.report import write_report
+from harness.report.page import write_report
 from harness.store import RECORDS, load_records
 from harness.tasks import label_words
 from tests.harness.experiments.tiny import assert_decided, run_tiny

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import harness.experiments.gate_quality as gq
+from harness.checks.cases import plan_cases
 from harness.experiments import get_experiment
 from harness.experiments.declare import from_manifest
 from harness.experiments.framework import section
@@ -26,7 +27,6 @@ from harness.experiments.gate_quality import (
 from harness.registry import build_registry
 from harness.store import RECORDS, load_records
 from harness.tasks import label_words
-from harness.verification import plan_cases
 from tests.harness.experiments.tiny import assert_decided, run_tiny, stable
 
 GATES = GateQuality()

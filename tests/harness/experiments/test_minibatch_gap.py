@@ -23,7 +23,7 @@ from harness.experiments.minibatch_gap.gaps import (
     exact_key,
 )
 from harness.gates.mcmc import gap_with_error, spectral_gap
-from harness.report import write_report
+from harness.report.page import write_report
 from harness.store import RECORDS, load_records
 from harness.tasks import label_words
 from tests.harness.experiments.tiny import CLOCK_FIELDS, run_tiny, stable

@@ -15,7 +15,7 @@ from harness.experiments.declare import from_manifest
 from harness.experiments.framework import run, section
 from harness.experiments.potts import Potts
 from harness.experiments.potts.settings import PottsConfig, SamplerSetting, paper_samplers
-from harness.report import write_report
+from harness.report.page import write_report
 from harness.store import RECORDS, load_records
 from harness.tasks import label_words
 from tests.harness.experiments.tiny import assert_decided, run_tiny, stable

@@ -39,7 +39,7 @@ from harness.experiments.racing_arch.study import (
     paired_factor,
 )
 from harness.gates.rates import error_rate
-from harness.report import write_report
+from harness.report.page import write_report
 from harness.store import RECORDS, load_records
 from harness.targets import arch
 from harness.targets.arch import MODELS

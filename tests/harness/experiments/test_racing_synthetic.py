@@ -31,10 +31,10 @@ from harness.experiments.racing_synthetic.run import (
     run_error_setting,
     run_premise,
 )
-from harness.report import write_report
-from harness.runner import RunConfig, verify
+from harness.report.page import write_report
 from harness.store import EXPERIMENT_MANIFEST, RECORDS, load_records
 from harness.tasks import SeedKey, label_words
+from harness.verify.runner import RunConfig, verify
 from tests.conftest import run_command
 from tests.harness.experiments.tiny import CLOCK_FIELDS, assert_decided, run_tiny, stable
 

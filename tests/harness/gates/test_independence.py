@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from harness.checks.cases import SAMPLE_SIZES
 from harness.gates import chisquare_gof, ks_1samp
 from harness.gates.independence import (
     _adjacency_law,
@@ -21,7 +22,6 @@ from harness.gates.independence import (
 from harness.registry import build_registry
 from harness.spec import sample
 from harness.targets.catalog import build_target
-from harness.verification import SAMPLE_SIZES
 
 PLUGIN = str(Path(__file__).resolve().parents[2] / "plugins" / "planted_subtle.py")
 N = SAMPLE_SIZES["quick"]
@@ -174,7 +174,7 @@ def test_rare_errors_are_tested_exactly_and_too_few_are_no_test():
 
 def _calibrated(p_values: list[float], alpha: float = 0.05) -> tuple[int, float]:
     """(rejections at alpha, KS p of the p-values against uniform); the rate's 99.9%
-    Clopper-Pearson interval must hold alpha (harness.calibration's rule for a test gate)."""
+    Clopper-Pearson interval must hold alpha (harness.verify.calibration's rule for a test gate)."""
     p = np.asarray(p_values, dtype=float)
     k = int(np.sum(p < alpha))
     low, high = stats.binomtest(k, p.size).proportion_ci(0.999)
@@ -190,7 +190,7 @@ def test_independence_gates_of_a_correct_race_fail_at_rate_alpha(registry, probl
     """The correct Racing-Normal (numba, 20000 draws, delta 0.1 where errors are rare, else
     0.05) over 200 seeds: error-independence and pair-independence reject at rate 0.05 with
     uniform p-values."""
-    from harness.verification import gates_for
+    from harness.checks.cases import gates_for
 
     spec = registry.get("racing-normal")
     target = build_target(problem)

@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.checks.cases import SAMPLE_SIZES
 from harness.gates.moments import (
     enumerated_marginals,
     marginal_moments,
@@ -15,7 +16,6 @@ from harness.gates.moments import (
 from harness.registry import build_registry
 from harness.spec import sample
 from harness.targets.catalog import build_target
-from harness.verification import SAMPLE_SIZES
 
 PLUGIN = str(Path(__file__).resolve().parents[2] / "plugins" / "planted_subtle.py")
 N = SAMPLE_SIZES["quick"]  # the default verification size (Case.n at level quick)

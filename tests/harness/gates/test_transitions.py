@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.checks.cases import SAMPLE_SIZES
 from harness.gates import invariance
 from harness.gates.transitions import chain_state_indices, transition_consistency
 from harness.registry import build_registry
 from harness.spec import sample
 from harness.targets.catalog import build_target
-from harness.verification import SAMPLE_SIZES
 
 PLUGIN = str(Path(__file__).resolve().parents[2] / "plugins" / "planted_subtle.py")
 N = SAMPLE_SIZES["quick"]

@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 from numba import njit
 
+from harness.checks.draws import approximate_gates, exactness_gates
+from harness.checks.gate_sets import check_target
 from harness.gates.exactness import chisquare_gof
 from harness.spec import sample
-from harness.speed import format_racing_speed, racing_speed
+from harness.speed.ratios import format_racing_speed, racing_speed
 from harness.targets.catalog import build_target
 from harness.targets.likelihood_terms import (
     LikelihoodTarget,
@@ -16,8 +18,6 @@ from harness.targets.likelihood_terms import (
     logistic_candidates,
     studentt_candidates,
 )
-from harness.verification_draws import approximate_gates, exactness_gates
-from harness.verification_gate_sets import check_target
 from implementations.racing import reference as racing_reference
 
 PROBLEMS = ("logistic-terms-D6-N500", "studentt-terms-D5-N400")

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.runner import RunConfig, verify
+from harness.verify.runner import RunConfig, verify
 from tests.conftest import ROOT
 
 PLANTED = str(ROOT / "tests" / "plugins" / "planted_astar.py")

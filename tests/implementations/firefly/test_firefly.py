@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.checks.cases import gates_for
 from harness.gates.glm_chain import posterior_sbc
 from harness.gates.result import GateContext
 from harness.registry import build_registry
-from harness.runner import RunConfig, verify
 from harness.spec import rerun_for, sample
 from harness.targets.catalog import build_target
-from harness.verification import gates_for
+from harness.verify.runner import RunConfig, verify
 from implementations.firefly import STEPS, fast, reference
 from tests.conftest import ROOT
 

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from harness.speed import MEMORY_LIMIT, format_memory_speed, memory_speed
+from harness.speed.ratios import MEMORY_LIMIT, format_memory_speed, memory_speed
 from harness.targets.discrete import synthetic_rewards
 from implementations.gumbel import fast, reference
 
@@ -53,23 +53,32 @@ def test_the_memory_speed_table_reports_each_ratio_against_its_limit():
 
 SIGNATURES = """
 import numpy as np
-from numba.core import types
 from implementations.gumbel import fast
+from harness.targets.discrete import synthetic_rewards
 from harness.targets.likelihood_terms import logistic_candidates
 
-fast.gumbel_max(logistic_candidates(40, 3, 2, 10.0, 1), 4, np.random.default_rng(0), parallel=True)
-sigs = fast.gumbel_max_kernel.signatures
-print(sum(any(isinstance(t, types.Literal) for t in s) for s in sigs))
+rng = np.random.default_rng(0)
+terms = logistic_candidates(40, 3, 2, 10.0, 1)
+rewards = synthetic_rewards(5, 30, "normal", 1.0, rng)
+for parallel in (False, True):
+    fast.gumbel_max(terms, 4, rng, parallel=parallel)
+    fast.gumbel_max(rewards, 4, rng, parallel=parallel)
+    fast.cdf_inversion(rewards, 4, rng, parallel=parallel)
+fast.top_down(rewards, 4, rng)
+kernels = ("_log_unnormalised", "gumbel_max_kernel", "gumbel_max_terms_kernel",
+           "cdf_inversion_kernel", "top_down_kernel")
+print(" ".join(str(len(getattr(fast, k).signatures)) for k in kernels))
 """
 
 
-def test_the_likelihood_kernel_adds_no_signature_to_the_parallel_kernel(tmp_path):
-    # A jitted call of gumbel_max_kernel with n = 1 compiled a second, literal-typed signature
-    # of that cached parallel kernel; processes that later loaded both from the cache crashed
-    # (a segfault in verify). A fresh process and cache: no signature compiled before it.
+def test_each_kernel_that_reaches_a_parallel_one_compiles_one_signature(tmp_path):
+    # A dispatcher whose cache holds two signatures that reach a parallel kernel crashed the
+    # processes that loaded it (segfaults in verify and in the test suite): a jitted call of
+    # gumbel_max_kernel with n = 1 added a literal-typed one, a call leaving ``parallel`` to its
+    # default another. Every entry point, both ways, in a fresh process and cache: one each.
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     out = subprocess.run(
         [sys.executable, "-c", SIGNATURES], env=env, capture_output=True, text=True, timeout=300
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split()[-1] == "0"
+    assert out.stdout.split()[-5:] == ["1"] * 5, out.stdout

@@ -175,9 +175,9 @@ def test_racing_normal_runs_the_grid_wherever_a_correct_race_errs(registry):
 def test_a_race_that_stops_a_look_early_fails_only_at_small_delta():
     """planted_slips.py: Racing-Normal taking the leader one look early errs in ~2.9% of draws
     at every delta on cv-studentt-D10-N4000, where a correct race errs 0.03% at 0.05."""
+    from harness.checks.cases import gates_for
     from harness.registry import build_registry
     from harness.targets.catalog import build_target
-    from harness.verification import gates_for
 
     spec = build_registry([SLIPS]).get("planted-racing-normal-early-final")
     target = build_target("cv-studentt-D10-N4000")
@@ -192,9 +192,9 @@ def test_a_race_that_stops_a_look_early_fails_only_at_small_delta():
 
 
 def test_paired_index_orders_keep_the_error_rate_but_not_independence():
+    from harness.checks.cases import gates_for
     from harness.registry import build_registry
     from harness.targets.catalog import build_target
-    from harness.verification import gates_for
 
     spec = build_registry([SLIPS]).get("planted-racing-normal-paired-orders")
     target = build_target("race-normal-D2-N1000-s0.3")

@@ -1,0 +1,1 @@
+"""The ``harness`` command: its parser, its help texts and the commands."""

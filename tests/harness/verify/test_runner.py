@@ -1,0 +1,205 @@
+"""Verification runs: seeds, resumption after a kill, refusal to mix runs."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.store import RECORDS, load_records
+from harness.verify.runner import RunConfig, verify
+from tests.conftest import run_command
+
+#: Built-in samplers on a few cheap problems each (see the plugin's docstring).
+SMALL = str(Path(__file__).resolve().parents[1] / "data" / "small_runs.py")
+CONFIG = RunConfig(
+    algorithms=("small-truncated-gumbel", "small-gumbel-max"),
+    impls=("reference", "numba"),
+    plugins=(SMALL,),
+)
+
+
+def verdict_set(summary):
+    return sorted(
+        (v["algorithm"], v["impl"], v["problem"], v["gate"], v["verdict"], v["statistic"])
+        for v in summary["verdicts"]
+    )
+
+
+def test_same_seed_same_records_and_reference_shares_numba_seed(tmp_path):
+    a = verify(CONFIG, tmp_path / "a", workers=1, progress=False)
+    b = verify(CONFIG, tmp_path / "b", workers=1, progress=False)
+    assert a["passed"] and verdict_set(a) == verdict_set(b)
+    recs = load_records(tmp_path / "a" / RECORDS)
+    seeds = {(r["case"], r["impl"]): tuple(r["seed"]["spawn_key"]) for r in recs}
+    for (case, impl), key in seeds.items():
+        if impl == "reference":
+            assert seeds[(case, "numba")] == key
+    for r in recs:
+        assert r["commit"] and r["machine"] and r["packages"]["numpy"]
+        assert r["wall_time"] >= 0 and "evals" in r
+
+
+def test_resume_after_a_torn_write_loses_and_duplicates_nothing(tmp_path):
+    full = verify(CONFIG, tmp_path / "full", workers=1, progress=False)
+    out = tmp_path / "cut"
+    verify(CONFIG, out, workers=1, progress=False)
+    path = out / RECORDS
+    lines = path.read_text().splitlines(keepends=True)
+    keep = lines[: len(lines) // 2]
+    path.write_text("".join(keep) + lines[len(lines) // 2][:40])  # a kill mid-line
+    (out / "summary.json").unlink()
+    resumed = verify(CONFIG, out, workers=1, progress=False)
+    assert verdict_set(resumed) == verdict_set(full)
+    recs = load_records(path)
+    ids = [(r["task_id"], r["gate"]) for r in recs]
+    assert len(ids) == len(set(ids)) == len(load_records(tmp_path / "full" / RECORDS))
+
+
+def _processes_naming(text: str) -> list[int]:
+    """Pids whose command line contains ``text`` (Linux /proc)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and text in (entry / "cmdline").read_text():
+                pids.append(int(entry.name))
+        except OSError:
+            continue
+    return pids
+
+
+def test_resume_after_sigkill(tmp_path):
+    out = tmp_path / "killed"
+    cmd = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "verify",
+        "--plugin",
+        SMALL,
+        "--algorithm",
+        "small-gumbel-max",
+        "--algorithm",
+        "small-cdf-inversion",
+        "--algorithm",
+        "small-top-down",
+        "--out",
+        str(out),
+        "--workers",
+        "1",
+        "--no-progress",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if (out / RECORDS).exists() and (out / RECORDS).stat().st_size > 0:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    # Its workers cannot be told; they must notice and exit, not wait on their pipes forever.
+    deadline = time.time() + 30
+    while (left := _processes_naming(str(out))) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not left, f"workers outlived the killed run: {left}"
+    before = {r["task_id"] for r in load_records(out / RECORDS)}
+    assert before, "the run should have finished at least one task before the kill"
+    rc = run_command(cmd)
+    assert rc.returncode == 0, rc.stderr
+    after = load_records(out / RECORDS)
+    assert before <= {r["task_id"] for r in after}
+    keys = [(r["task_id"], r["gate"]) for r in after]
+    assert len(keys) == len(set(keys))
+    assert json.loads((out / "summary.json").read_text())["passed"]
+
+
+def test_a_directory_of_another_run_is_left_alone(tmp_path):
+    out = tmp_path / "run"
+    verify(CONFIG, out, workers=1, progress=False)
+    before = (out / RECORDS).read_text()
+    other = RunConfig(
+        algorithms=CONFIG.algorithms, impls=CONFIG.impls, plugins=CONFIG.plugins, seed=5
+    )
+    with pytest.raises(ValueError, match="other settings"):
+        verify(other, out, workers=1, progress=False)
+    assert (out / RECORDS).read_text() == before
+
+
+def test_bad_configuration_fails_before_any_file_is_written(tmp_path):
+    for bad in (
+        RunConfig(algorithms=("nope",), impls=("numba",)),
+        RunConfig(algorithms=(), impls=("cython",)),
+        RunConfig(algorithms=(), impls=("numba",), seed=-1),
+        RunConfig(algorithms=(), impls=("numba",), alpha=2.0),
+        RunConfig(algorithms=(), impls=("numba",), level="huge"),
+    ):
+        with pytest.raises(ValueError):
+            verify(bad, tmp_path / "x", workers=1, progress=False)
+    assert not (tmp_path / "x").exists()
+
+
+def test_process_pool_gives_the_same_verdicts(tmp_path):
+    serial = verify(CONFIG, tmp_path / "s", workers=1, progress=False)
+    pooled = verify(CONFIG, tmp_path / "p", workers=2, progress=False)
+    assert verdict_set(serial) == verdict_set(pooled)
+
+
+def test_changed_code_is_not_resumed_but_moved_aside_on_request(tmp_path, monkeypatch):
+    import harness.store as store
+
+    out = tmp_path / "run"
+    verify(CONFIG, out, workers=1, progress=False)
+    real = store.provenance()
+    monkeypatch.setattr(store, "provenance", lambda: {**real, "source_digest": "edited"})
+    with pytest.raises(ValueError, match="other code"):
+        verify(CONFIG, out, workers=1, progress=False)
+    verify(CONFIG, out, workers=1, progress=False, move_stale=True)
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith("run.")]
+    assert len(aside) == 1 and (aside[0] / RECORDS).exists()
+
+
+def test_an_algorithm_no_gate_covers_yet_fails_loudly(tmp_path):
+    plugin = tmp_path / "chain.py"
+    plugin.write_text(
+        "import numpy as np\nimport harness\n"
+        "def walk(target, n_steps, rng, x0=None):\n"
+        "    return harness.Chain(rng.integers(0, target.D, n_steps), 0)\n"
+        "harness.register(harness.AlgorithmSpec('my-chain', 'x', 'p', 'mcmc', ('discrete',),\n"
+        "    {'reference': walk}, entry='run_chain'))\n"
+    )
+    config = RunConfig(algorithms=("my-chain",), impls=("reference",), plugins=(str(plugin),))
+    summary = verify(config, tmp_path / "run", workers=1, progress=False)
+    assert not summary["passed"]
+    failed = {v["gate"] for v in summary["verdicts"] if v["verdict"] == "fail"}
+    # Its contracts are checked (and kept); no statistical gate covers it, and that fails.
+    assert failed == {"coverage"}
+    assert {v["gate"] for v in summary["verdicts"]} == {"coverage", "contract", "seed-determinism"}
+
+
+LEAKY = RunConfig(
+    algorithms=("leaky-borderline", "leaky-broken"),
+    impls=("reference",),
+    plugins=(str(Path(__file__).resolve().parents[1] / "data" / "leaky_runs.py"),),
+)
+
+
+def test_until_failure_runs_no_stage_after_a_statistical_failure(tmp_path):
+    def stages(summary):
+        return {
+            (v["algorithm"], v["gate"]): (v["stage"], v["decision"]) for v in summary["verdicts"]
+        }
+
+    full = stages(verify(LEAKY, tmp_path / "full", 1, False, scheduler="inprocess"))
+    # The control: without the option the borderline sampler escalates and fails at stage 1.
+    assert full["leaky-broken", "chi-square"] == (0, "fail")
+    assert full["leaky-borderline", "chi-square"] == (1, "fail")
+    fast = verify(LEAKY, tmp_path / "fast", 1, False, scheduler="inprocess", until_failure=True)
+    assert not fast["passed"]
+    quick = stages(fast)
+    assert quick["leaky-broken", "chi-square"] == (0, "fail")
+    assert quick["leaky-borderline", "chi-square"] == (0, "escalate")  # left inconclusive
+    assert {r["stage"] for r in load_records(tmp_path / "fast" / RECORDS)} == {0}
