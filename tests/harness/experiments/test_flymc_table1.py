@@ -113,6 +113,7 @@ def test_the_scaling_part_runs_alone(tmp_path: Path) -> None:
         (lambda: small(scaling_iterations=2.5), "scaling_iterations"),
         (lambda: small(seed=-1), "seed"),
         (lambda: small(chains=0), "chains"),
+        (lambda: small(mnist_chains=0), "mnist_chains"),
     ],
 )
 def test_bad_settings_name_the_parameter(change, name: str) -> None:
@@ -138,7 +139,11 @@ def test_chains_add_seeds_of_every_row_but_the_full_robust_one() -> None:
     assert full.table_rows == full.rows
     assert [r.chain for r in eight if r.N > 100_000] == [0, 0, 0]
     assert sum(r.data == "synthetic" and r.model == "robust" for r in eight) == 3
-    assert FLYMC.replicates == ("chains",)
+    assert FLYMC.replicates == ("chains", "mnist_chains")
+    # --decide multiplies both: ten times the pilot's gives MNIST forty chains, the rest ten
+    ten = dataclasses.replace(quick, chains=10, mnist_chains=40).table_rows
+    assert sum(r.data == "mnist" for r in ten) == 3 * 40 and len(ten) == 3 * 40 + 18 * 10
+    assert len({r.key for r in ten}) == len(ten)
 
 
 def test_levels_round_trip_and_keys_match_the_old_records() -> None:
