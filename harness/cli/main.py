@@ -7,6 +7,7 @@ Errors are one line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import warnings
@@ -15,6 +16,7 @@ from typing import Any
 
 from harness.cli.parser import build_parser
 from harness.display import text_table
+from harness.experiments.declare import overrides
 from harness.gates.multiple import Escalation
 from harness.registry import build_registry
 from harness.report.verdict_text import print_verdicts
@@ -242,8 +244,15 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     from harness.store import check_out
 
     experiment = get_experiment(args.experiment)
+    if args.help_params:
+        print(_params_text(experiment))
+        return 0
+    if args.part not in experiment.parts:
+        raise ValueError(f"--part {args.part!r} is invalid; valid: {', '.join(experiment.parts)}")
+    changes = overrides(experiment.config_type, args.settings, args.config)
+    config = dataclasses.replace(experiment.config(args.level, args.seed), **changes)
     if args.decide:
-        return _decide(args, experiment)
+        return _decide(args, experiment, changes)
     if args.record:
         raise ValueError("--record is invalid without --decide; valid: --decide --record")
     out = args.out or Path("reports") / f"{experiment.name}-{args.level}"
@@ -253,6 +262,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         args.level,
         args.seed,
         out,
+        config=config,
         part=args.part,
         scheduler=args.scheduler,
         workers=args.workers,
@@ -273,7 +283,20 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
-def _decide(args: argparse.Namespace, experiment: Any) -> int:
+def _params_text(experiment: Any) -> str:
+    """``reproduce NAME --help-params``: the declared parameters as a table."""
+    from harness.experiments.declare import params_rows
+
+    head = ("parameter", "type", "valid", "default", "quick", "full", "what")
+    rows = params_rows(experiment.config_type)
+    return (
+        f"{experiment.name}: set with --set PARAM=VALUE or --config FILE.toml "
+        f"(replicates: {', '.join(experiment.replicates) or 'none'})\n"
+        + text_table(head, [[c if len(c) < 60 else c[:57] + "..." for c in r] for r in rows])
+    )
+
+
+def _decide(args: argparse.Namespace, experiment: Any, changes: dict[str, Any]) -> int:
     """``reproduce --decide``: the two-stage deciding run (harness.experiments.decide)."""
     from harness.experiments import decide
     from harness.experiments.claims import Verdict, claims_text
@@ -282,7 +305,9 @@ def _decide(args: argparse.Namespace, experiment: Any) -> int:
     from harness.store import check_out, write_json
 
     budget = decide.parse_budget(args.budget)
-    decide.replicate_values(experiment, experiment.config(args.level, args.seed))
+    decide.replicate_values(
+        experiment, dataclasses.replace(experiment.config(args.level, args.seed), **changes)
+    )
     if args.part != "all":
         raise ValueError(f"--part {args.part!r} is invalid with --decide; valid: all")
     out = args.out or Path("reports") / f"{experiment.name}-{args.level}-decide"
@@ -295,6 +320,7 @@ def _decide(args: argparse.Namespace, experiment: Any) -> int:
         budget,
         run,
         lambda msg: print(msg, file=sys.stderr),
+        overrides=changes,
         scheduler=args.scheduler,
         workers=args.workers,
         progress=not args.no_progress,
@@ -320,6 +346,8 @@ def _decide(args: argparse.Namespace, experiment: Any) -> int:
                 "--decide",
                 "--budget",
                 args.budget,
+                *(f"--set {t}" for t in args.settings),
+                *([f"--config {args.config}"] if args.config else []),
             ]
         )
         print(f"recorded: {decide.write_record(decided, out, command)}")

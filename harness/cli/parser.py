@@ -482,13 +482,37 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
         "--out", type=Path, default=None, help="directory (default reports/EXPERIMENT-LEVEL)"
     )
     rep.add_argument("--seed", type=int, default=0, help="experiment seed (integer >= 0)")
+    parts = "; ".join(
+        f"{e.name}: {', '.join(e.parts[1:])}" for e in EXPERIMENTS if len(e.parts) > 1
+    )
     rep.add_argument(
         "--part",
         default="all",
-        help="a subset of the experiment: all (default); racing-synthetic: errors, speed or "
-        "premise; racing-arch: study (run only when named); flymc-table1: table, scaling or "
-        "robust-ess; pm-astar: mixture, counter, clutter or logistic; gate-quality: "
-        "false-failures or catch; minibatch-gap: exact or chains",
+        choices=sorted({p for e in EXPERIMENTS for p in e.parts}),
+        metavar="PART",
+        help=f"a subset of the experiment: all (default); {parts}",
+    )
+    rep.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PARAM=VALUE",
+        dest="settings",
+        help="set a declared parameter of the experiment (repeatable; a tuple: comma-separated "
+        "values): `--set data_sets=3`; --help-params lists them",
+    )
+    rep.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        metavar="FILE.toml",
+        help="parameters from a TOML file of `name = value` lines (--set wins)",
+    )
+    rep.add_argument(
+        "--help-params",
+        action="store_true",
+        help="list the experiment's parameters (type, valid range, default, quick and full "
+        "values) and exit",
     )
     rep.add_argument(
         "--decide",

@@ -177,22 +177,26 @@ def decide(
     budget_s: float,
     run: Callable[..., Any],
     log: Callable[[str], None],
+    overrides: dict[str, Any] | None = None,
     **run_kwargs: Any,
 ) -> dict[str, Any]:
     """The pilot into OUT/pilot, then stage 2 into OUT/decide; returns what OUT/decided.json
     holds. ``run`` is :func:`harness.experiments.framework.run`. Both stages resume from
     their records, so a killed decide run goes on where it stopped."""
-    config = experiment.config(level, seed)
+    changes = dict(overrides or {})
+    config = dataclasses.replace(experiment.config(level, seed), **changes)
     replicates = replicate_values(experiment, config)
     start = time.perf_counter()
-    pilot = run(experiment, level, seed, Path(out) / PILOT, log=log, **run_kwargs)
+    pilot = run(experiment, level, seed, Path(out) / PILOT, config=config, log=log, **run_kwargs)
     pilot_wall = _wall(Path(out) / PILOT, pilot.wall_s)
     plan = stage_plan(pilot.verdicts, replicates, pilot_wall, budget_s)
     log(_plan_text(plan))
     final, stage_seed = pilot.verdicts, None
     if plan.factor > 0:
         stage_seed = seed + 1
-        bigger = dataclasses.replace(experiment.config(level, stage_seed), **plan.replicates)
+        bigger = dataclasses.replace(
+            experiment.config(level, stage_seed), **{**changes, **plan.replicates}
+        )
         second = run(
             experiment,
             level,

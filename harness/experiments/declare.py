@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import types
 import typing
 from functools import cache
@@ -223,4 +224,141 @@ def settings_rows(config: Config) -> list[tuple[str, str]]:
             rows += [(f"{doc} {i + 1}", _text(v)) for i, v in enumerate(value)]
         else:
             rows.append((doc, _text(value)))
+    return rows
+
+
+#: Parameters every config has, set by options of their own rather than ``--set``.
+OWN_OPTIONS = {"level": "--level", "seed": "--seed"}
+_TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
+
+
+def _settable(hint: Any) -> bool:
+    """Whether a value of type ``hint`` can be written as text: numbers, strings, booleans,
+    None, and tuples of those."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return all(_settable(a) for a in args)
+    if origin is tuple:
+        return _settable(args[0])
+    return hint in (int, float, bool, str, type(None))
+
+
+def _parse(name: str, hint: Any, text: str) -> Any:
+    """``text`` read as a value of type ``hint`` (a tuple: comma-separated; '' is empty)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if text.strip().lower() == "none" and type(None) in args:
+            return None
+        (inner,) = [a for a in args if a is not type(None)]
+        return _parse(name, inner, text)
+    if origin is tuple:
+        items = [t.strip() for t in text.split(",")] if text.strip() else []
+        return tuple(_parse(f"{name}[{i}]", args[0], t) for i, t in enumerate(items))
+    word = text.strip()
+    try:
+        if hint is bool:
+            if word.lower() not in _TRUE + _FALSE:
+                raise ValueError
+            return word.lower() in _TRUE
+        if hint is int:
+            return int(word)
+        if hint is float:
+            return float(word)
+    except ValueError:
+        kind = {bool: "true or false", int: "an integer", float: "a number"}[hint]
+        raise ValueError(f"parameter {name!r} = {text!r} is invalid; valid: {kind}") from None
+    return word
+
+
+def settable_names(cls: type) -> list[str]:
+    """The parameters of config class ``cls`` that ``--set`` and ``--config`` can set."""
+    hints = _hints(cls)
+    return [
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.init and f.name not in OWN_OPTIONS and f.name != "notes" and _settable(hints[f.name])
+    ]
+
+
+def _check_name(cls: type, name: str, how: str) -> None:
+    if name in OWN_OPTIONS:
+        raise ValueError(f"{how} {name!r} is invalid; valid: the {OWN_OPTIONS[name]} option")
+    names = settable_names(cls)
+    if name not in names:
+        fields = {f.name for f in dataclasses.fields(cls)}
+        why = " (a nested setting: set it from Python)" if name in fields else ""
+        raise ValueError(
+            f"{how} {name!r} is invalid for {cls.experiment}{why}; valid: one of "
+            + ", ".join(names)
+        )
+
+
+def overrides(cls: type, settings: typing.Sequence[str] = (), path: Any = None) -> dict[str, Any]:
+    """Parameter values for ``cls`` from a TOML file of ``name = value`` lines (``path``)
+    and ``PARAM=VALUE`` texts (``--set``, which win): names are checked here, values when
+    the config is made (a ``ValueError`` naming the parameter, value and valid range)."""
+    import tomllib
+    from pathlib import Path
+
+    out: dict[str, Any] = {}
+    if path is not None:
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ValueError(f"--config {str(path)!r} is invalid: {exc}") from None
+        for name, value in data.items():
+            _check_name(cls, name, f"--config {path}: parameter")
+            out[name] = tuple(value) if isinstance(value, list) else value
+    hints = _hints(cls)
+    for text in settings:
+        name, eq, value = text.partition("=")
+        name = name.strip()
+        if not eq or not name:
+            raise ValueError(f"--set {text!r} is invalid; valid: PARAM=VALUE")
+        _check_name(cls, name, "--set")
+        out[name] = _parse(name, hints[name], value)
+    return out
+
+
+def _shown(value: Any) -> str:
+    return "-" if value is _MISSING else _text(value) if not isinstance(value, str) else value
+
+
+def params_rows(cls: type) -> list[list[str]]:
+    """One row a parameter of ``cls``: name, type, valid range, default, quick and full
+    values, what it is (``--help-params``)."""
+    hints = _hints(cls)
+    settable = set(settable_names(cls))
+    rows = []
+    for f in dataclasses.fields(cls):
+        if not f.init or f.name == "notes":
+            continue
+        low, high, open_, choices = f.metadata.get("range", (None, None, False, None))
+        if choices is not None:
+            valid = ", ".join(map(str, choices))
+        elif low is None and high is None:
+            valid = "-"
+        else:
+            left = "(" if open_ in (True, "low") else "["
+            right = ")" if open_ in (True, "high") else "]"
+            valid = f"{left}{_text(low if low is not None else -math.inf)}, "
+            valid += f"{_text(high if high is not None else math.inf)}{right}"
+        hint = re.sub(r"<class '(\w+)'>", r"\1", str(hints[f.name]))
+        hint = re.sub(r"\b(?:\w+\.)+(\w+)", r"\1", hint)  # a class by its own name
+        if f.name in OWN_OPTIONS:
+            hint += f" ({OWN_OPTIONS[f.name]})"
+        elif f.name not in settable:
+            hint += " (Python only)"
+        levels = f.metadata.get("levels", {})
+        rows.append(
+            [
+                f.name,
+                hint,
+                valid,
+                _shown(f.default),
+                _shown(levels.get("quick", _MISSING)),
+                _shown(levels.get("full", _MISSING)),
+                f.metadata.get("doc", ""),
+            ]
+        )
     return rows
