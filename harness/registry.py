@@ -29,14 +29,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from harness.spec import AlgorithmSpec
+from harness.spec import LEVELS, AlgorithmSpec
 
 if TYPE_CHECKING:
     from harness.targets.catalog import Problem
-
-#: The verification levels (harness.targets.catalog.LEVELS, not imported here: the catalog
-#: builds on scipy, and `import harness` stays light for the pytest plugin).
-LEVELS = ("quick", "full")
 
 
 class Registry:

@@ -111,6 +111,9 @@ class Param:
 
 
 SEED = Param("seed", 0, kind=int, low=0, doc="run seed")
+#: The levels of every run, verification and experiment alike: quick (CI-sized, minutes) and
+#: full (the papers' sizes).
+LEVELS = ("quick", "full")
 #: A spec's stated bound on the error of each Gibbs update (0: exact conditionals).
 CONDITIONAL_ERROR = Param("conditional_error", 0.0, float, 0.0, 1.0, high_inclusive=False)
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from harness.declare import Config, param
 from harness.experiments.claims import Claim, Estimate, proportion, select, within_factor
-from harness.experiments.declare import Config, param
 from harness.experiments.framework import Column, Experiment, task
 from harness.experiments.plots import Line, group, line_figure
 from harness.tasks import Records, Task

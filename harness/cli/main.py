@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.cli.parser import build_parser
+from harness.declare import overrides
 from harness.display import text_table
-from harness.experiments.declare import overrides
 from harness.gates.multiple import Escalation
 from harness.registry import build_registry
 from harness.report.verdict_text import print_verdicts
@@ -79,7 +79,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from harness.devices import runnable
     from harness.store import RECORDS, check_out, load_records
-    from harness.verify.runner import RunConfig, verify
+    from harness.verify.config import RunConfig
+    from harness.verify.runner import verify
 
     check_out(args.out)  # a run that cannot be written is refused before any work
     impls = runnable() if args.impl == ("all",) else args.impl
@@ -285,7 +286,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
 def _params_text(experiment: Any) -> str:
     """``reproduce NAME --help-params``: the declared parameters as a table."""
-    from harness.experiments.declare import params_rows
+    from harness.declare import params_rows
 
     head = ("parameter", "type", "valid", "default", "quick", "full", "what")
     rows = params_rows(experiment.config_type)

@@ -14,7 +14,8 @@ from harness.cli.help import (
     EPILOG_VERIFY,
     reproduce_epilog,
 )
-from harness.spec import IMPLEMENTATION_NAMES
+from harness.spec import IMPLEMENTATION_NAMES, LEVELS
+from harness.verify.config import REFERENCE_MODES, default
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -97,8 +98,8 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
     )
     ver.add_argument(
         "--reference",
-        default="stream",
-        choices=["stream", "prefix", "full"],
+        default=default("reference"),
+        choices=REFERENCE_MODES,
         help="how a reference beside its Numba twin is verified (with --impl all): 'stream' "
         "(default) runs the reference on the whole stream of n draws and compares every draw "
         "with the Numba output of the same seed (block digests; a failure names the first "
@@ -110,16 +111,18 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
     )
     ver.add_argument(
         "--level",
-        default="quick",
-        choices=["quick", "full"],
+        default=default("level"),
+        choices=LEVELS,
         help="quick: CI-sized problems and 2e4 draws; full: more problems and 1e5 draws",
     )
-    ver.add_argument("--seed", type=int, default=0, help="run seed (integer >= 0; default 0)")
+    ver.add_argument(
+        "--seed", type=int, default=default("seed"), help="run seed (integer >= 0; default 0)"
+    )
     ver.add_argument(
         "--alpha",
         type=float,
-        default=1e-4,
-        help="family-wise false-failure budget of the whole run (default 1e-4)",
+        default=default("alpha"),
+        help=f"family-wise false-failure budget of the whole run (default {default('alpha'):g})",
     )
     _add_plugin(
         ver,

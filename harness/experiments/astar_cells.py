@@ -15,8 +15,8 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
+from harness.declare import Config
 from harness.experiments import claims as cl
-from harness.experiments.declare import Config
 from harness.experiments.framework import Column, Experiment, task
 from harness.experiments.plots import Line, group, line_figure
 from harness.registry import registry_for

@@ -39,8 +39,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.declare import Config
 from harness.experiments.claims import REPLICABLE, Verdict, primary
-from harness.experiments.declare import Config
 from harness.store import load_records, provenance, recorded_wall
 
 #: The factor a claim with no interval (too few replicates to form one) asks for.

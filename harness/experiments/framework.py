@@ -1,7 +1,7 @@
 """The experiment contract, and what the framework does for every experiment.
 
 An experiment subclasses :class:`Experiment` and declares what is its own: a config class (its
-parameters declared once, :mod:`harness.experiments.declare`), a plan of tasks, the paper's
+parameters declared once, :mod:`harness.declare`), a plan of tasks, the paper's
 claims (:mod:`harness.experiments.claims`), its figures and tables, the columns of its records
 table, and ``warm`` (compiles kernels in every worker before a timed task runs).
 
@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar, get_args
 
+from harness.declare import Config, check_level, from_manifest, settings_rows
 from harness.display import cell, table, text_table
 from harness.engine import BUDGETS, backend_for, run_tasks
 from harness.experiments.claims import Claim, Given, Verdict, claims_text, judge_all, tally_text
 from harness.experiments.decide import recorded_verdicts
-from harness.experiments.declare import Config, check_level, from_manifest, settings_rows
 from harness.store import (
     EXPERIMENT_MANIFEST,
     RECORDS,

@@ -50,7 +50,8 @@ from harness.speed.timings import (
 )
 from harness.store import RECORDS, RUN_MANIFEST, load_records
 from harness.targets.catalog import build_target
-from harness.verify.runner import SAMPLES, SUMMARY, RunConfig, decide, load_sample
+from harness.verify.config import RunConfig
+from harness.verify.runner import SAMPLES, SUMMARY, decide, load_sample
 
 
 def _config(run: Path) -> RunConfig | None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.spec import Param
+from harness.spec import LEVELS, Param
 from harness.targets.continuous import TruncatedGumbelTarget
 from harness.targets.discrete import (
     DiscreteFactorTarget,
@@ -26,7 +26,6 @@ from harness.targets.likelihood_terms import logistic_candidates, studentt_candi
 from harness.targets.location_model import model_target, studentt_location_model
 from harness.targets.posterior import studentt_posterior
 
-LEVELS = ("quick", "full")
 #: The discrete problem whose log weights are sums of many terms (see PROBLEMS).
 LONG_SUM = "cv-studentt-D10-N40000"
 

@@ -16,7 +16,7 @@ import io
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,6 @@ from harness.checks.agreement import agreement
 from harness.checks.cases import Case, gates_for, plan_cases
 from harness.checks.output_contract import contract_result, output_breach, raised_text
 from harness.checks.reference_modes import (
-    REFERENCE_MODES,
     prefix_verdict,
     reference_run,
 )
@@ -34,71 +33,28 @@ from harness.checks.seed_contract import seed_determinism
 from harness.devices import unavailable
 from harness.engine import BUDGETS, Backend, backend_for, run_tasks
 from harness.gates.device_agreement import device_agreement
-from harness.gates.multiple import Escalation, holm
+from harness.gates.multiple import holm
 from harness.gates.result import GateContext, GateResult
 from harness.registry import Registry, build_registry, registry_for
-from harness.spec import Param, check_seed, rerun_for, sample
+from harness.spec import rerun_for, sample
 from harness.store import (
     RECORDS,
     RUN_MANIFEST,
     append_task,
-    clean,
     done_tasks,
     load_records,
     open_run,
     provenance,
     write_json,
 )
-from harness.targets.catalog import LEVELS
 from harness.tasks import SeedKey, Task
+from harness.verify.config import RunConfig
 
 SAMPLES = "samples"
 SUMMARY = "summary.json"
 
 #: Gates whose failure says the sampler did not run or was not checked, not that it is wrong.
 NON_STATISTICAL = ("runs", "coverage")
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """Everything that determines a run's results (stored as run.json)."""
-
-    algorithms: tuple[str, ...]
-    impls: tuple[str, ...]
-    level: str = "quick"
-    seed: int = 0
-    alpha: float = 1e-4
-    plugins: tuple[str, ...] = ()
-    escalation: Escalation = field(default_factory=Escalation)
-    reference: str = "full"
-    #: Only these problems (all when empty): `harness verify --problem NAME`.
-    problems: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        Param("reference", "full", str, choices=REFERENCE_MODES).check(self.reference)
-
-    @classmethod
-    def from_manifest(cls, c: dict[str, Any]) -> RunConfig:
-        """The inverse of :meth:`manifest`."""
-        return cls(
-            algorithms=tuple(c["algorithms"]),
-            impls=tuple(c["impls"]),
-            level=c["level"],
-            seed=c["seed"],
-            alpha=c["alpha"],
-            plugins=tuple(c["plugins"]),
-            escalation=Escalation(**c["escalation"]),
-            reference=c.get("reference", "full"),
-            problems=tuple(c.get("problems", ())),
-        )
-
-    def manifest(self) -> dict[str, Any]:
-        """The settings as JSON data (run.json). ``problems`` is left out when empty, so a run
-        over every problem resumes from a run.json written without the field."""
-        settings = clean(asdict(self))
-        if not self.problems:
-            del settings["problems"]
-        return settings
 
 
 @dataclass(frozen=True)
@@ -136,11 +92,6 @@ def validate_config(config: RunConfig) -> list:
 
 def _checked(config: RunConfig) -> tuple[Registry, list]:
     """The registry of ``config``'s plugins and the selected specs (see validate_config)."""
-    check_seed(config.seed)
-    if config.level not in LEVELS:
-        raise ValueError(f"level = {config.level!r} is invalid; valid: {', '.join(LEVELS)}")
-    if not (0.0 < config.alpha < 1.0):
-        raise ValueError(f"alpha = {config.alpha!r} is invalid; valid: a number in (0, 1)")
     for impl in config.impls:
         if (reason := unavailable(impl)) is not None:
             raise ValueError(f"implementation {impl!r} cannot run on this machine: {reason}")

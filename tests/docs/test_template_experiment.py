@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.declare import from_manifest
 from harness.experiments.claims import judge
-from harness.experiments.declare import from_manifest
 from harness.experiments.framework import section
 from harness.store import RECORDS, load_records
 from tests.harness.experiments.tiny import run_tiny

@@ -10,7 +10,8 @@ import numpy as np
 
 from harness.gates.ecdf_bands import ecdf_band
 from harness.verify.calibration import calibrate
-from harness.verify.runner import RunConfig, verify
+from harness.verify.config import RunConfig
+from harness.verify.runner import verify
 from tests.conftest import ROOT
 
 PLANTED = str(ROOT / "tests" / "plugins" / "planted_gumbel.py")

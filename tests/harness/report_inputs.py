@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.verify.runner import RunConfig, verify
+from harness.verify.config import RunConfig
+from harness.verify.runner import verify
 
 DATA = Path(__file__).parent / "data"
 ASV_RESULTS = DATA / "asv_results"

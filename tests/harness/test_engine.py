@@ -14,7 +14,8 @@ import pytest
 from harness.engine import InProcess, ProcessPool, backend_for, run_tasks
 from harness.store import RECORDS, RecordsRepaired, append_task, load_records, open_run, repair
 from harness.tasks import SeedKey, Task
-from harness.verify.runner import RunConfig, verify
+from harness.verify.config import RunConfig
+from harness.verify.runner import verify
 from tests.conftest import run_command
 
 

@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 from harness.cli.parser import build_parser as _parser
+from harness.declare import from_manifest
 from harness.experiments import EXPERIMENTS, experiment_names
-from harness.experiments.declare import from_manifest
 from harness.experiments.framework import Experiment
 from tests.conftest import run_command
 

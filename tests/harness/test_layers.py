@@ -20,7 +20,7 @@ HARNESS = ROOT / "harness"
 #: Ground first. A room imports only rooms of lower layers.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("spec", "store", "display", "numba_cache"),
-    ("tasks", "devices", "targets"),
+    ("tasks", "devices", "targets", "declare"),
     ("gates", "workers"),
     ("figures", "checks"),
     ("registry", "testing"),

@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
+from harness.declare import Config, param
 from harness.display import cell, table
 from harness.experiments import astar_cells as ac
 from harness.experiments import claims as cl
-from harness.experiments.declare import Config, param
 from harness.tasks import Records
 
 WHERE = "001 Sec. 6.1"

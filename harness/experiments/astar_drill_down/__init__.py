@@ -11,9 +11,9 @@ from functools import cache
 
 import numpy as np
 
+from harness.declare import Config, param
 from harness.experiments import astar_cells as ac
 from harness.experiments import claims as cl
-from harness.experiments.declare import Config, param
 from harness.experiments.plots import Line
 from harness.tasks import Records
 

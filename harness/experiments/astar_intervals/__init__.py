@@ -42,10 +42,10 @@ from typing import Any
 
 import numpy as np
 
+from harness.declare import Config, param
 from harness.display import cell, table
 from harness.experiments import astar_cells as ac
 from harness.experiments import claims as cl
-from harness.experiments.declare import Config, param
 from harness.experiments.framework import Column, task
 from harness.experiments.plots import Line, group, line_figure
 from harness.targets.interval_models import identification

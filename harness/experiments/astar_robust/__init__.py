@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from harness.declare import Config, param
 from harness.experiments import astar_cells as ac
 from harness.experiments import claims as cl
-from harness.experiments.declare import Config, param
 from harness.experiments.framework import Column, task
 from harness.experiments.plots import Line, group, line_figure
 from harness.tasks import Records, Task

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from harness.declare import Config, param
 from harness.experiments.common import checkpoints
-from harness.experiments.declare import Config, param
 from harness.registry import build_registry
 from harness.spec import Chain, sample
 from harness.targets.continuous_factor_graph import continuous_spin_grid

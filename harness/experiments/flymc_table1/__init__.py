@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from harness.declare import Config, param
 from harness.experiments import claims as cl
-from harness.experiments.declare import Config, param
 from harness.experiments.flymc_table1.cells import PAPER, table_claims, table_givens
 from harness.experiments.flymc_table1.readings import (
     COLUMNS,

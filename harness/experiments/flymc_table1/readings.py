@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.experiments.declare import Declared, param
+from harness.declare import Declared, param
 from harness.targets import glm_data
 from harness.targets.glm_data import GLMData
 

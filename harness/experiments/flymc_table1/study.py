@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from harness.declare import Declared, param
 from harness.display import cell, table
-from harness.experiments.declare import Declared, param
 from harness.gates.mcmc import bulk_ess
 from harness.registry import registry_for
 from harness.spec import sample

@@ -18,15 +18,17 @@ import numpy as np
 
 import harness.experiments.claims as cl
 from harness.checks.cases import plan_cases
+from harness.declare import Config, param
 from harness.display import cell, table
-from harness.experiments.declare import LEVELS, Config, param
 from harness.experiments.framework import Column, Experiment, task
 from harness.figures import ecdf_band_svg
 from harness.gates.ecdf_bands import ecdf_band
 from harness.registry import build_registry, registry_for
+from harness.spec import LEVELS
 from harness.tasks import Records, Task
 from harness.verify.calibration import RATE_HEADERS, GateRate, gate_rate, gate_rows, rate_row
-from harness.verify.runner import NON_STATISTICAL, RunConfig, verify
+from harness.verify.config import RunConfig
+from harness.verify.runner import NON_STATISTICAL, verify
 
 PLANTED_GLOB = "tests/plugins/planted_*.py"  # relative to the directory the command runs in
 PLANTED_PREFIX = "planted:"

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from harness.declare import Config, param
 from harness.experiments import claims as cl
-from harness.experiments.declare import Config, param
 from harness.experiments.framework import Column, Experiment, task
 from harness.experiments.plots import group
 from harness.targets.continuous_factor_graph import ContinuousFactorGraphTarget

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import poisson
 
-from harness.experiments.declare import Config, Declared, param
+from harness.declare import Config, Declared, param
 from harness.gates.mcmc import clean_kernel, gap_with_error, spectral_gap
 from harness.registry import build_registry
 from harness.targets.factor_graph import FactorGraphTarget, potts_grid, random_factor_graph

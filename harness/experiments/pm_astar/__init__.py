@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from harness.declare import Config, param
 from harness.display import cell, fmt, table
 from harness.experiments import claims as cl
-from harness.experiments.declare import Config, param
 from harness.experiments.framework import Column, Experiment, task
 from harness.experiments.plots import Line, group, line_figure
 from harness.targets.box_density import clutter

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.experiments.declare import Config, Declared, param
+from harness.declare import Config, Declared, param
 
 ALGORITHMS = ("gibbs", "poisson-gibbs", "double-min-gibbs")
 IMPL = "numba"

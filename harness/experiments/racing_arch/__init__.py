@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from harness.declare import Config, param
 from harness.experiments import claims as c
-from harness.experiments.declare import Config, param
 from harness.experiments.framework import Column, Experiment, task
 from harness.experiments.plots import Line, group, line_figure
 from harness.experiments.racing_arch import chain

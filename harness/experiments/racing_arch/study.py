@@ -46,9 +46,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.linalg import solve_triangular
 
+from harness.declare import Declared, param
 from harness.display import cell, fmt, table
 from harness.experiments import claims as c
-from harness.experiments.declare import Declared, param
 from harness.experiments.racing_arch import chain
 from harness.targets import arch
 from harness.targets.arch import MODELS

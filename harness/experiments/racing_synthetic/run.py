@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
+from harness.declare import Config, Declared, param
 from harness.experiments.claims import CONFIDENCE
-from harness.experiments.declare import Config, Declared, param
 from harness.registry import registry_for
 from harness.spec import sample
 from harness.targets.discrete import REWARD_DISTRIBUTIONS, DiscreteFactorTarget, synthetic_rewards

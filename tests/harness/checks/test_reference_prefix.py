@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from harness.checks.reference_modes import PREFIX_DRAWS
-from harness.verify.runner import RunConfig, verify
+from harness.verify.config import RunConfig
+from harness.verify.runner import verify
 
 PLUGIN = '''
 import dataclasses

@@ -13,7 +13,7 @@ from harness.checks.reference_modes import reference_run
 from harness.checks.stream_agreement import BLOCK, block_digests, difference_text, first_difference
 from harness.registry import build_registry
 from harness.spec import Agreement
-from harness.verify.runner import RunConfig
+from harness.verify.config import RunConfig
 from tests.conftest import ROOT, run_command
 
 OUTPUTS = str(ROOT / "tests" / "plugins" / "broken_outputs.py")

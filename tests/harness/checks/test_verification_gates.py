@@ -177,7 +177,8 @@ def test_the_planted_slips_are_caught_at_the_quick_level(tmp_path, name, gates):
     none of the older gates of its kind (a cross-kind supplement may catch it as well)."""
     from pathlib import Path
 
-    from harness.verify.runner import RunConfig, verify
+    from harness.verify.config import RunConfig
+    from harness.verify.runner import verify
 
     plugin = str(Path(__file__).resolve().parents[2] / "plugins" / "planted_slips.py")
     config = RunConfig((name,), ("reference",), "quick", 0, plugins=(plugin,))

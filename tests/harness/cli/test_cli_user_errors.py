@@ -347,7 +347,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.experiments.declare import Config
+from harness.declare import Config
 from harness.experiments.framework import Experiment, run, task
 
 

@@ -10,8 +10,8 @@ import json
 import pytest
 
 from harness.cli.main import main
+from harness.declare import overrides, params_rows, settable_names
 from harness.experiments import get_experiment
-from harness.experiments.declare import overrides, params_rows, settable_names
 
 CLUTTER = get_experiment("astar-clutter").config_type
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from harness.declare import from_manifest
 from harness.experiments import get_experiment
 from harness.experiments.astar_bounds import AstarBounds, BoundsConfig
 from harness.experiments.astar_cells import Cell, run_cell
@@ -24,7 +25,6 @@ from harness.experiments.astar_drill_down import (
 )
 from harness.experiments.astar_intervals import MODELS, AstarIntervals, IntervalsConfig
 from harness.experiments.astar_robust import AstarRobust, RobustConfig, mode_of, slice_chain
-from harness.experiments.declare import from_manifest
 from harness.experiments.framework import judged, section
 from harness.report.page import write_report
 from harness.store import RECORDS, load_records

@@ -20,7 +20,7 @@ from harness.experiments.claims import (
     tally_text,
     within_factor,
 )
-from harness.experiments.declare import LEVELS
+from harness.spec import LEVELS
 
 
 def _claim(cid: str, value: float, low: float, high: float, **kw) -> Claim:

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.declare import from_manifest
 from harness.experiments.claims import judge, primary
 from harness.experiments.continuous_spin import ContinuousSpin
 from harness.experiments.continuous_spin.run import (
@@ -17,7 +18,6 @@ from harness.experiments.continuous_spin.run import (
     kl_floor,
     sym_kl,
 )
-from harness.experiments.declare import from_manifest
 from harness.experiments.framework import run, section
 from harness.report.page import write_report
 from harness.store import RECORDS, load_records

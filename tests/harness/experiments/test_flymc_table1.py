@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.declare import from_manifest
 from harness.experiments import get_experiment
-from harness.experiments.declare import from_manifest
 from harness.experiments.flymc_table1 import (
     PAPER,
     REAL,

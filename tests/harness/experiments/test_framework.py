@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from harness.declare import Config, Declared, from_manifest, param, settings_rows
 from harness.experiments.claims import (
     Claim,
     Estimate,
@@ -28,7 +29,6 @@ from harness.experiments.claims import (
     ratio_of_means,
     within_factor,
 )
-from harness.experiments.declare import Config, Declared, from_manifest, param, settings_rows
 
 
 def est(value: float, low: float, high: float, n: int = 10) -> Estimate:

@@ -13,8 +13,8 @@ import pytest
 
 import harness.experiments.gate_quality as gq
 from harness.checks.cases import plan_cases
+from harness.declare import from_manifest
 from harness.experiments import get_experiment
-from harness.experiments.declare import from_manifest
 from harness.experiments.framework import section
 from harness.experiments.gate_quality import (
     GateQuality,

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.declare import from_manifest
 from harness.experiments import get_experiment
-from harness.experiments.declare import from_manifest
 from harness.experiments.framework import RunSummary, run, section
 from harness.experiments.gaussian_mixture import (
     GaussianMixture,

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.declare import from_manifest
 from harness.experiments.claims import judge
-from harness.experiments.declare import LEVELS, from_manifest
 from harness.experiments.framework import run, section
 from harness.experiments.minibatch_gap import MinibatchGap, exact_settings
 from harness.experiments.minibatch_gap.chebyshev import bound, interpolation_error
@@ -24,6 +24,7 @@ from harness.experiments.minibatch_gap.gaps import (
 )
 from harness.gates.mcmc import gap_with_error, spectral_gap
 from harness.report.page import write_report
+from harness.spec import LEVELS
 from harness.store import RECORDS, load_records
 from harness.tasks import label_words
 from tests.harness.experiments.tiny import CLOCK_FIELDS, run_tiny, stable

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from harness.declare import from_manifest
 from harness.experiments.claims import sum_of_differences
-from harness.experiments.declare import from_manifest
 from harness.experiments.framework import judged, section
 from harness.experiments.pm_astar import SEARCHES, SGD_ASTAR, PmAstar, PMConfig, settings
 from harness.store import EXPERIMENT_MANIFEST, RECORDS, append_task, load_records, open_run

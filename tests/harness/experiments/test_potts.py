@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.declare import from_manifest
 from harness.experiments import get_experiment
 from harness.experiments.claims import judge
 from harness.experiments.common import checkpoints
-from harness.experiments.declare import from_manifest
 from harness.experiments.framework import run, section
 from harness.experiments.potts import Potts
 from harness.experiments.potts.settings import PottsConfig, SamplerSetting, paper_samplers

@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from harness.declare import from_manifest
 from harness.experiments import claims as cl
 from harness.experiments import get_experiment
 from harness.experiments.claims import judge
-from harness.experiments.declare import from_manifest
 from harness.experiments.framework import run, section
 from harness.experiments.racing_arch import (
     ArchConfig,

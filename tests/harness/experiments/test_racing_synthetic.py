@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from harness.declare import from_manifest
 from harness.experiments import experiment_names, get_experiment
 from harness.experiments.claims import judge
-from harness.experiments.declare import from_manifest
 from harness.experiments.framework import run, section
 from harness.experiments.racing_synthetic import RacingSynthetic
 from harness.experiments.racing_synthetic.run import (
@@ -34,7 +34,8 @@ from harness.experiments.racing_synthetic.run import (
 from harness.report.page import write_report
 from harness.store import EXPERIMENT_MANIFEST, RECORDS, load_records
 from harness.tasks import SeedKey, label_words
-from harness.verify.runner import RunConfig, verify
+from harness.verify.config import RunConfig
+from harness.verify.runner import verify
 from tests.conftest import run_command
 from tests.harness.experiments.tiny import CLOCK_FIELDS, assert_decided, run_tiny, stable
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.declare import Config
 from harness.experiments.claims import Claim, judge
-from harness.experiments.declare import Config
 from harness.experiments.framework import Experiment, RunSummary, run
 
 #: Record fields that depend on the clock or the source tree, or that the store adds.

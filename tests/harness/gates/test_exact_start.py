@@ -261,7 +261,8 @@ def test_planted_kernels_fail_verify_and_their_corrections_pass(tmp_path, name, 
     reference --level quick`, in process: the bug fails exact-start-moments (the end states'
     KS may join it after an escalation) and none of the older gates; the same code with the
     bug switched off passes the exact-start gates."""
-    from harness.verify.runner import RunConfig, verify
+    from harness.verify.config import RunConfig
+    from harness.verify.runner import verify
 
     config = RunConfig((name,), ("reference",), "quick", 0, plugins=(PLUGIN,))
     done = verify(config, tmp_path / "run", workers=1, progress=False, scheduler="inprocess")

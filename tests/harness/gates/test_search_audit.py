@@ -221,7 +221,8 @@ def test_no_false_failures_on_correct_searches_over_200_seeds(
     ],
 )
 def test_verify_catches_the_planted_search_bugs_where_the_older_gates_cannot(tmp_path, bug, caught):
-    from harness.verify.runner import RunConfig, verify
+    from harness.verify.config import RunConfig
+    from harness.verify.runner import verify
 
     config = RunConfig(algorithms=(bug,), impls=("reference",), plugins=(PLANTED,))
     summary = verify(config, tmp_path / "run", workers=1, progress=False, scheduler="inprocess")

@@ -8,7 +8,8 @@ import pytest
 
 from harness.report.page import write_report
 from harness.store import RECORDS
-from harness.verify.runner import RunConfig, verify
+from harness.verify.config import RunConfig
+from harness.verify.runner import verify
 from tests.harness.report_inputs import ASV_RESULTS, PYTEST_BENCHMARK, small_real_inputs
 
 EVIL = "<script>alert(1)</script>"

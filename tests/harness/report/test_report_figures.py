@@ -33,7 +33,8 @@ import harness.report.page
 import harness.report.timings
 from harness.experiments.plots import Line, line_figure
 from harness.report.page import write_report
-from harness.verify.runner import RunConfig, verify
+from harness.verify.config import RunConfig
+from harness.verify.runner import verify
 from tests.conftest import ROOT
 from tests.harness.report_inputs import ASV_RESULTS, PYTEST_BENCHMARK
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from harness.store import RECORDS, load_records
-from harness.verify.runner import RunConfig, verify
+from harness.verify.config import RunConfig
+from harness.verify.runner import verify
 from tests.conftest import run_command
 
 #: Built-in samplers on a few cheap problems each (see the plugin's docstring).
@@ -133,13 +134,26 @@ def test_bad_configuration_fails_before_any_file_is_written(tmp_path):
     for bad in (
         RunConfig(algorithms=("nope",), impls=("numba",)),
         RunConfig(algorithms=(), impls=("cython",)),
-        RunConfig(algorithms=(), impls=("numba",), seed=-1),
-        RunConfig(algorithms=(), impls=("numba",), alpha=2.0),
-        RunConfig(algorithms=(), impls=("numba",), level="huge"),
     ):
         with pytest.raises(ValueError):
             verify(bad, tmp_path / "x", workers=1, progress=False)
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "name"),
+    [({"seed": -1}, "seed"), ({"alpha": 2.0}, "alpha"), ({"level": "huge"}, "level"),
+     ({"reference": "half"}, "reference"), ({"impls": ()}, "impls")],
+)  # fmt: skip
+def test_the_declared_settings_refuse_a_bad_value_when_the_config_is_made(change, name):
+    with pytest.raises(ValueError, match=f"parameter '{name}' = "):
+        RunConfig(**{"algorithms": (), "impls": ("numba",), **change})
+
+
+def test_the_run_manifest_round_trips_through_the_declaration():
+    config = RunConfig(("gumbel-max",), ("reference", "numba"), "full", 3, problems=("p",))
+    assert RunConfig.from_manifest(json.loads(json.dumps(config.manifest()))) == config
+    assert "problems" not in RunConfig((), ("numba",)).manifest()
 
 
 def test_process_pool_gives_the_same_verdicts(tmp_path):

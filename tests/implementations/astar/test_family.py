@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.verify.runner import RunConfig, verify
+from harness.verify.config import RunConfig
+from harness.verify.runner import verify
 from tests.conftest import ROOT
 
 PLANTED = str(ROOT / "tests" / "plugins" / "planted_astar.py")

@@ -14,7 +14,8 @@ from harness.gates.result import GateContext
 from harness.registry import build_registry
 from harness.spec import rerun_for, sample
 from harness.targets.catalog import build_target
-from harness.verify.runner import RunConfig, verify
+from harness.verify.config import RunConfig
+from harness.verify.runner import verify
 from implementations.firefly import STEPS, fast, reference
 from tests.conftest import ROOT
 

@@ -26,10 +26,9 @@ import typing
 from functools import cache
 from typing import Any, ClassVar, TypeVar
 
-from harness.spec import SEED, Param
+from harness.spec import LEVELS, SEED, Param
 from harness.store import clean
 
-LEVELS = ("quick", "full")
 _MISSING = dataclasses.MISSING
 
 T = TypeVar("T")
