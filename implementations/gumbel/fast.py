@@ -64,14 +64,17 @@ def _log_unnormalised_serial(log_factors, log_f0, out):
         out[i] = _row_sum(log_factors, i) + log_f0[i]
 
 
-@njit(cache=True, parallel=True)
+# Not cached: the parallel row sums and every kernel that can reach them. Processes that
+# loaded a cached kernel calling a parfor kernel segfaulted now and then (a fresh clone's test
+# workers and verify's), whatever its signatures; these compile once a process instead.
+@njit(parallel=True)
 def _log_unnormalised_parallel(log_factors, log_f0, out):
     # Rows are independent and each is summed in the same order: the values do not change.
     for i in prange(log_factors.shape[0]):
         out[i] = _row_sum(log_factors, i) + log_f0[i]
 
 
-@njit(cache=True)
+@njit
 def _log_unnormalised(log_factors, log_f0, out, parallel=False):
     if parallel:
         _log_unnormalised_parallel(log_factors, log_f0, out)
@@ -121,7 +124,7 @@ def _perturbed_argmax(logp, rng):
     return best, best_val
 
 
-@njit(cache=True)
+@njit
 def gumbel_max_kernel(log_factors, log_f0, n, rng, parallel=False):
     D = log_factors.shape[0]
     values = np.empty(n, dtype=np.int64)
@@ -133,7 +136,7 @@ def gumbel_max_kernel(log_factors, log_f0, n, rng, parallel=False):
     return values, gmax
 
 
-@njit(cache=True, parallel=True)
+@njit(parallel=True)
 def _terms_parallel(source, out):
     model, X, y, theta, nu, scale = source
     for i in prange(out.shape[0]):
@@ -149,7 +152,7 @@ def _terms_serial(source, out):
             out[i, n] = log_term(model, X, y, theta, nu, scale, i, n)
 
 
-@njit(cache=True)
+@njit
 def gumbel_max_terms_kernel(source, D, N, log_f0, n, rng, parallel=False):
     """gumbel_max_kernel on a ``discrete-likelihood`` target: each draw computes all N x D
     terms (reference.factor_matrix), then sums them in the lane order."""
@@ -169,7 +172,7 @@ def gumbel_max_terms_kernel(source, D, N, log_f0, n, rng, parallel=False):
     return values, gmax
 
 
-@njit(cache=True)
+@njit
 def cdf_inversion_kernel(log_factors, log_f0, n, rng, parallel=False):
     D = log_factors.shape[0]
     values = np.empty(n, dtype=np.int64)

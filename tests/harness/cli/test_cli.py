@@ -220,7 +220,7 @@ def test_planted_poisson_gibbs_bugs_fail_the_invariance_gate(tmp_path, algorithm
         (("verify", "--plugin", "missing_file.py"), "no such file"),
         (("verify", "--seed", "1.5"), "invalid int value"),
         (("verify", "--seed", "-2"), "'seed' = -2 is invalid; valid: an integer in [0, inf)"),
-        (("verify", "--alpha", "0"), "alpha = 0.0"),
+        (("verify", "--alpha", "0"), "'alpha' = 0.0"),
         (("verify", "--impl", "cython"), "--impl: 'cython' is invalid; valid: 'all' or keys"),
         (("verify", "--scheduler", "yarn"), "--scheduler 'yarn' is invalid; valid: 'process'"),
         (("reproduce", "potts", "--scheduler", "local:0"), "local:K with K an integer >= 1"),
