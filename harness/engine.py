@@ -24,9 +24,10 @@ import hashlib
 import os
 import sys
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -82,12 +83,22 @@ class ProcessPool:
     initializer: Callable[[], None] | None = None
     budget_s: float | None = None
     name: str = "process"
+    #: Budgeted workers between runs: a later stage reuses them (warm, kernels compiled); they
+    #: are stopped when the pool is collected.
+    idle: list[Any] = field(default_factory=list, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        from harness.workers import stop_all
+
+        weakref.finalize(self, stop_all, self.idle)
 
     def run(self, tasks: Sequence[Task]) -> Iterator[Outcome]:
         if self.budget_s is not None and tasks:
             from harness.workers import supervised
 
-            yield from supervised(tasks, self.workers, self.initializer, self.budget_s, Outcome)
+            yield from supervised(
+                tasks, self.workers, self.initializer, self.budget_s, Outcome, self.idle
+            )
             return
         if self.workers <= 1 or len(tasks) <= 1:
             yield from InProcess(self.initializer).run(tasks)

@@ -72,7 +72,9 @@ class Task:
     Dask workers can run it. ``key`` identifies the task in the store; ``label`` is what the
     progress bar shows while it runs. ``on_error(task, text)`` turns a raised exception into
     records (a failed verdict, say); without it the run stops with the error, keeping every
-    finished task.
+    finished task. ``affinity`` names what a worker builds for the task and keeps for the next
+    one (a problem's target, its compiled kernels): a local pool hands a worker the tasks of the
+    affinities it holds first (:func:`harness.workers.supervised`); it never changes a result.
     """
 
     key: str
@@ -81,6 +83,7 @@ class Task:
     seed: SeedKey | None = None
     label: str = ""
     on_error: Callable[[Task, str], Records] | None = field(default=None, compare=False)
+    affinity: str = field(default="", compare=False)
 
 
 def execute(task: Task) -> Records:

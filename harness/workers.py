@@ -67,6 +67,7 @@ class _Worker:
     ready: bool = False
     task: Any = None
     since: float = 0.0
+    held: set[str] = field(default_factory=set)
 
     def stop(self) -> None:
         if self.process.is_alive():
@@ -84,22 +85,55 @@ def _start(initializer: Callable[[], None] | None) -> _Worker:
     return _Worker(process, parent)
 
 
+def next_task(queue: Sequence[Any], held: set[str], others: set[str]) -> int:
+    """The index in ``queue`` (run order) of the task a free worker takes: the first whose
+    affinity it holds, else the first that no other worker holds, else the first. Two workers
+    that each compiled a problem's kernels and built its target (seconds to a minute for a
+    box density's A* kernels or a GLM's quadrature truth) would do that work twice."""
+    first_free = None
+    for k, task in enumerate(queue):
+        key = getattr(task, "affinity", "")
+        if key and key in held:
+            return k
+        if first_free is None and not (key and key in others):
+            first_free = k
+    return 0 if first_free is None else first_free
+
+
+def stop_all(workers: list[_Worker]) -> None:
+    """Stop every worker in ``workers`` and empty the list."""
+    for w in workers:
+        w.stop()
+    workers.clear()
+
+
 def supervised(
     tasks: Sequence[Any],
     workers: int,
     initializer: Callable[[], None] | None,
     budget_s: float,
     outcome: Callable[[Any, Any, str | None], Any],
+    idle: list[_Worker] | None = None,
 ) -> Iterator[Any]:
     """Run ``tasks`` on ``workers`` forked processes, each task under ``budget_s`` seconds;
-    yield ``outcome(task, records, error)`` as each finishes, fails or runs out of time."""
-    queue = list(reversed(tasks))
-    pool = [_start(initializer) for _ in range(min(workers, len(tasks)))]
+    yield ``outcome(task, records, error)`` as each finishes, fails or runs out of time.
+
+    ``idle``: workers kept from an earlier call, used first, and where the ready ones go back
+    at the end (the rest are stopped). A run of stages (an experiment's, verify's escalations)
+    then warms up and compiles its kernels once a worker, not once a stage."""
+    queue = list(tasks)
+    pool = [w for w in idle or () if w.process.is_alive()]
+    if idle is not None:
+        idle.clear()
+    pool += [_start(initializer) for _ in range(min(workers, len(tasks)) - len(pool))]
     try:
         while queue or any(w.task is not None for w in pool):
             for w in pool:
                 if w.ready and w.task is None and queue:
-                    w.task, w.since = queue.pop(), time.monotonic()
+                    others = set().union(*(v.held for v in pool if v is not w))
+                    w.task, w.since = queue.pop(next_task(queue, w.held, others)), time.monotonic()
+                    if w.task.affinity:
+                        w.held.add(w.task.affinity)
                     # on_error runs here, in the parent: the worker needs the rest only.
                     w.conn.send(dataclasses.replace(w.task, on_error=None))
             now = time.monotonic()
@@ -137,8 +171,11 @@ def supervised(
                         f"a worker process did not start within {START_BUDGET_S:g} s"
                     )
     finally:
-        for w in pool:  # idle or abandoned: nothing in them is worth waiting for
-            w.stop()
+        for w in pool:  # kept when asked and ready; an abandoned task is not worth waiting for
+            if idle is not None and w.ready and w.task is None and w.process.is_alive():
+                idle.append(w)
+            else:
+                w.stop()
 
 
 def call_with_budget(fn: Callable[..., Any], args: tuple[Any, ...], budget_s: float) -> Any:

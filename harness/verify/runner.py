@@ -429,7 +429,11 @@ def _stage_runs(
 def _run_stage(run: _RunContext, runs: list[CaseRun], stage: int, done: set[str]) -> None:
     """Run the stage's tasks that are not on disk (``done``), then record the agreement of
     each case's implementation pairs."""
-    todo = [Task(r.id, execute, (r,), r.seed_key, r.id, _crashed) for r in runs if r.id not in done]
+    todo = [
+        Task(r.id, execute, (r,), r.seed_key, r.id, _crashed, affinity=r.case.problem)
+        for r in runs
+        if r.id not in done
+    ]
     run_tasks(
         todo, run.records_path, run.backend, run.progress, f"stage {stage + 1}", _save_samples
     )

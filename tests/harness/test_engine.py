@@ -16,6 +16,7 @@ from harness.store import RECORDS, RecordsRepaired, append_task, load_records, o
 from harness.tasks import SeedKey, Task
 from harness.verify.config import RunConfig
 from harness.verify.runner import verify
+from harness.workers import next_task
 from tests.conftest import run_command
 
 
@@ -45,6 +46,49 @@ def test_every_backend_gives_the_same_records(tmp_path, backend):
     got = tmp_path / "got.jsonl"
     assert run_tasks(_tasks(), got, backend, progress=False) == 6
     assert _by_key(got) == _by_key(ref)
+
+
+def _with_affinity(keys):
+    return [
+        Task(f"t{i}", draw_task, (3,), SeedKey.from_label(7, f"t{i}"), affinity=key)
+        for i, key in enumerate(keys)
+    ]
+
+
+def test_a_free_worker_takes_what_it_holds_then_what_no_other_holds_then_the_first():
+    queue = _with_affinity(["a", "b", "c", "b", ""])
+    assert next_task(queue, held={"b"}, others={"a"}) == 1
+    assert next_task(queue, held={"c"}, others={"a", "b"}) == 2
+    assert next_task(queue, held=set(), others={"a", "b"}) == 2
+    assert next_task(queue[:2], held=set(), others={"a", "b"}) == 0
+    assert next_task(queue[4:], held={"a"}, others=set()) == 0
+
+
+def test_affinity_moves_tasks_between_workers_but_changes_no_record(tmp_path):
+    ref = tmp_path / "ref.jsonl"
+    run_tasks(_with_affinity("ab" * 4), ref, InProcess(), progress=False)
+    got = tmp_path / "got.jsonl"
+    pool = ProcessPool(2, budget_s=60.0)
+    assert run_tasks(_with_affinity("ab" * 4), got, pool, progress=False) == 8
+    assert _by_key(got) == _by_key(ref)
+
+
+def pid_task():
+    return [{"pid": os.getpid()}]
+
+
+def test_a_pool_keeps_its_workers_between_runs_and_stops_them_when_collected(tmp_path):
+    pool = ProcessPool(2, budget_s=60.0)
+    pids = []
+    for stage in range(2):
+        path = tmp_path / f"stage{stage}.jsonl"
+        run_tasks([Task(f"p{k}", pid_task) for k in range(4)], path, pool, progress=False)
+        pids.append({r["pid"] for r in load_records(path)})
+    assert pids[1] <= pids[0] and os.getpid() not in pids[0]
+    processes = [w.process for w in pool.idle]
+    assert len(processes) == 2 and all(p.is_alive() for p in processes)
+    del pool
+    assert not any(p.is_alive() for p in processes)
 
 
 def test_a_task_that_raises_is_named_at_the_end_and_the_others_run(tmp_path):
