@@ -45,11 +45,13 @@ run: $(STAMP)
 
 # pytest exits 5 when it collects nothing; that must not count as a pass. Tests run on every
 # core (pytest-xdist, work stealing: a long test left at the end does not idle a core;
-# PYTEST_WORKERS=1 keeps one process); test-full also fuzzes longer.
+# PYTEST_WORKERS=1 keeps one process; the DURATIONS slowest tests are listed at the end); test-full
+# also fuzzes longer.
 PYTEST_WORKERS ?= auto
+DURATIONS ?= 20
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -m "not slow" -q -n $(PYTEST_WORKERS) --dist worksteal; rc=$$?; \
+	$(BIN)/python -m pytest -m "not slow" -q -n $(PYTEST_WORKERS) --dist worksteal --durations=$(DURATIONS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
 test-full: $(STAMP)
