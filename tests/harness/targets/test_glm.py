@@ -12,10 +12,10 @@ import pytest
 from scipy import integrate, special
 
 from harness.targets import glm, glm_data, glm_kernels
+from harness.targets.catalog import build_target
 from harness.targets.glm import EPS, MODELS, TUNINGS, glm_posterior
 from harness.targets.glm_bound_check import check_bounds
 from harness.targets.glm_kernels import KERNELS
-from harness.targets.catalog import build_target
 from harness.targets.glm_quadrature import PLANE_POINTS, glm_quadrature
 
 SMALL = {
