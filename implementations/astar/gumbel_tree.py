@@ -101,6 +101,15 @@ def _before(fl: np.ndarray, i: int, b: float, slot: int) -> bool:
     return fl[i, B] < b or (fl[i, B] == b and i < slot)
 
 
+def _hang(it: np.ndarray, root: int, tail: int, side: int, node: int) -> int:
+    """Hang ``node`` below ``tail`` on ``side`` (a split's or merge's growing chain), or start
+    the chain with it when there is no tail yet; returns the chain's root."""
+    if tail < 0:
+        return node
+    it[tail, side] = node
+    return root
+
+
 def _split(fl, it, t: int, b: float, slot: int, stack) -> tuple[int, int]:
     """Split the subtree t into keys before (b, slot) and the rest (roots of both)."""
     left_root = right_root = -1
@@ -110,17 +119,11 @@ def _split(fl, it, t: int, b: float, slot: int, stack) -> tuple[int, int]:
         stack[depth] = t
         depth += 1
         if _before(fl, t, b, slot):
-            if left_tail < 0:
-                left_root = t
-            else:
-                it[left_tail, RIGHT] = t
+            left_root = _hang(it, left_root, left_tail, RIGHT, t)
             left_tail = t
             t = it[t, RIGHT]
         else:
-            if right_tail < 0:
-                right_root = t
-            else:
-                it[right_tail, LEFT] = t
+            right_root = _hang(it, right_root, right_tail, LEFT, t)
             right_tail = t
             t = it[t, LEFT]
     if left_tail >= 0:
@@ -146,18 +149,12 @@ def _merge(fl, it, left: int, right: int, stack) -> int:
         else:
             node, side = right, LEFT
             right = it[right, LEFT]
-        if tail < 0:
-            root = node
-        else:
-            it[tail, tail_side] = node
+        root = _hang(it, root, tail, tail_side, node)
         tail, tail_side = node, side
         stack[depth] = node
         depth += 1
     rest = left if left >= 0 else right
-    if tail < 0:
-        root = rest
-    else:
-        it[tail, tail_side] = rest
+    root = _hang(it, root, tail, tail_side, rest)
     for k in range(depth - 1, -1, -1):
         _pull(fl, it, stack[k])
     return root

@@ -11,6 +11,7 @@ draws in the same order, libm's exp/log1p) returns the same bits.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,26 @@ def start_chain(
     thin = check_thin(thin, n_steps)
     x = initial_state(target, x0)
     return thin, x, np.empty((n_steps // thin, target.n_vars), dtype=np.int64)
+
+
+def run_steps(
+    step: Callable[..., Any],
+    rows: int,
+    target: FactorGraphTarget,
+    n_steps: int,
+    x0: Any,
+    thin: int,
+    *args: Any,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A chain of ``step(target, x, *args)`` (which updates x and returns ``rows`` counts) from
+    :func:`start_chain`: the kept states and the counts, one column per step."""
+    thin, x, values = start_chain(target, n_steps, x0, thin)
+    stats = np.empty((rows, n_steps), dtype=np.int64)
+    for t in range(n_steps):
+        stats[:, t] = step(target, x, *args)
+        if (t + 1) % thin == 0:
+            values[t // thin] = x
+    return values, stats
 
 
 def phi_at(target: FactorGraphTarget, slot: int, x: np.ndarray, v: int) -> float:
@@ -149,12 +170,8 @@ def gibbs(
     thin: int = 1,
 ) -> Chain:
     """Random-scan Gibbs (003, Alg. 1); D |A[i]| factor evaluations per step."""
-    thin, x, values = start_chain(target, n_steps, x0, thin)
-    per_step = np.empty(n_steps, dtype=np.int64)
-    for t in range(n_steps):
-        per_step[t] = gibbs_step(target, x, rng)
-        if (t + 1) % thin == 0:
-            values[t // thin] = x
+    values, stats = run_steps(gibbs_step, 1, target, n_steps, x0, thin, rng)
+    per_step = stats[0]
     return Chain(values, int(target.D * per_step.sum()), {"factors_per_step": per_step})
 
 
@@ -173,12 +190,7 @@ def poisson_gibbs(
     ``kept_per_step`` = sum_phi s_phi (expectation sum_{A[i]} lam M_phi / L + phi(x) <= lam + L).
     """
     lam = check_positive(lam, "lam")
-    thin, x, values = start_chain(target, n_steps, x0, thin)
-    stats = np.empty((3, n_steps), dtype=np.int64)
-    for t in range(n_steps):
-        stats[:, t] = poisson_gibbs_step(target, x, lam, rng)
-        if (t + 1) % thin == 0:
-            values[t // thin] = x
+    values, stats = run_steps(poisson_gibbs_step, 3, target, n_steps, x0, thin, lam, rng)
     return pack_poisson_gibbs(target, values, stats)
 
 
@@ -238,13 +250,7 @@ def poisson_mh(
     ``accepted`` (0/1).
     """
     lam = check_positive(lam, "lam")
-    thin, x, values = start_chain(target, n_steps, x0, thin)
-    stats = np.empty((4, n_steps), dtype=np.int64)
-    for t in range(n_steps):
-        stats[:, t] = poisson_mh_step(target, x, lam, rng)
-        if (t + 1) % thin == 0:
-            values[t // thin] = x
-    return pack_poisson_mh(values, stats)
+    return pack_poisson_mh(*run_steps(poisson_mh_step, 4, target, n_steps, x0, thin, lam, rng))
 
 
 def global_alias(target: FactorGraphTarget) -> tuple[np.ndarray, np.ndarray]:

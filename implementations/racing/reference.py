@@ -77,6 +77,19 @@ def undo_draws(perm: list, swaps: list, used: int) -> None:
         perm[j], perm[r] = perm[r], perm[j]
 
 
+def draw_outputs(
+    n: int, exact_answer: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Empty per-draw outputs for :func:`pack_draws`: values, draw_evals, max_pulls, stopped
+    and, with ``exact_answer``, each draw's exact argmax (else None)."""
+    values = np.empty(n, dtype=np.int64)
+    draw_evals = np.empty(n, dtype=np.int64)
+    max_pulls = np.empty(n, dtype=np.int64)
+    stopped = np.empty(n, dtype=np.bool_)
+    exact = np.empty(n, dtype=np.int64) if exact_answer else None
+    return values, draw_evals, max_pulls, stopped, exact
+
+
 def pack_draws(values, draw_evals, max_pulls, stopped, exact, N, D) -> Draws:
     extras = {
         "draw_evals": draw_evals,
@@ -114,11 +127,7 @@ def lil_ucb(
     a = 1.0 + LIL_A_NUMERATOR / D
     perm = [list(range(N)) for _ in range(D)]
     swaps = [[0] * N for _ in range(D)]
-    values = np.empty(n, dtype=np.int64)
-    draw_evals = np.empty(n, dtype=np.int64)
-    max_pulls = np.empty(n, dtype=np.int64)
-    stopped = np.empty(n, dtype=np.bool_)
-    exact = np.empty(n, dtype=np.int64) if exact_answer else None
+    values, draw_evals, max_pulls, stopped, exact = draw_outputs(n, exact_answer)
 
     def bound(i: int, pulls: np.ndarray, sums: np.ndarray) -> float:
         mean = sums[i] / pulls[i]
@@ -234,11 +243,7 @@ def racing(
     perm = list(range(N))
     swaps = [0] * N
     rewards = np.empty((D, N))
-    values = np.empty(n, dtype=np.int64)
-    draw_evals = np.empty(n, dtype=np.int64)
-    max_pulls = np.empty(n, dtype=np.int64)
-    stopped = np.empty(n, dtype=np.bool_)
-    exact = np.empty(n, dtype=np.int64) if exact_answer else None
+    values, draw_evals, max_pulls, stopped, exact = draw_outputs(n, exact_answer)
     for k in range(n):
         eps = gumbel_offsets(f0, N, rng)
         offset = (f0 + eps) / N
@@ -459,11 +464,7 @@ def racing_normal_ragged(
     perms = [list(range(int(s))) for s in sizes]
     swaps = [[0] * int(s) for s in sizes]
     rewards = np.empty(lf.shape)
-    values = np.empty(n, dtype=np.int64)
-    draw_evals = np.empty(n, dtype=np.int64)
-    max_pulls = np.empty(n, dtype=np.int64)
-    stopped = np.empty(n, dtype=np.bool_)
-    exact = np.empty(n, dtype=np.int64) if exact_answer else None
+    values, draw_evals, max_pulls, stopped, exact = draw_outputs(n, exact_answer)
     for k in range(n):
         eps = gumbel_offsets(f0, 0, rng)
         offset = (f0 + eps) / sizes
