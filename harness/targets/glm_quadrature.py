@@ -2,11 +2,8 @@
 every marginal CDF by the box-density quadrature (harness/targets/box_density.py), the prior as
 the box's normal proposal, o = sum_n log L_n, the box all of R^D, narrowed to where the mass lies.
 
-o on a plane grid is a sum of N terms a point, the time in the terms' exp and log1p: (2^9 + 1)^2
-points, a quarter of the box densities' default, cost about 2 s for N = 100 where (2^10 + 1)^2
-cost 8. The CDF error (against the same rule on every other point) stays near 1e-4 or below on
-the catalogue's D = 2 posteriors, a hundredth of the smallest sup |F - F0| a KS gate at 1e5
-draws can see. The truth is computed once per target and process.
+o on a grid of (2^10 + 1)^2 points is a million sums of N terms (about 6 s for N = 100): the
+time is in the terms' exp and log1p, so it is computed once per target and process.
 """
 
 from __future__ import annotations
@@ -21,8 +18,6 @@ from harness.targets.glm_kernels import log_lik_total_nb
 
 #: The largest D with a quadrature ground truth.
 MAX_QUADRATURE_D = 2
-#: Points an axis of a D = 2 grid (module docstring).
-PLANE_POINTS = 2**9 + 1
 
 
 def _packed_log_lik(code: int, nu: float) -> Any:
@@ -41,8 +36,7 @@ def _no_bound(lo: np.ndarray, hi: np.ndarray, data: np.ndarray) -> float:
 def glm_quadrature(target: Any, points: int | None = None) -> QuadratureTruth:
     """log Z and every marginal CDF of a D <= 2 GLM posterior by Simpson's rule on a grid.
     ``log_z_error``/``cdf_error`` are the differences from the same rule on every other point.
-    Cost: a few grids of (2^16 + 1) points (D = 1) or :data:`PLANE_POINTS` squared (D = 2), N
-    terms each."""
+    Cost: a few grids of (2^16 + 1) points (D = 1) or (2^10 + 1)^2 (D = 2), N terms each."""
     if target.D > MAX_QUADRATURE_D:
         raise ValueError(
             f"D = {target.D} is invalid for glm_quadrature; valid: D <= {MAX_QUADRATURE_D}"
@@ -58,4 +52,4 @@ def glm_quadrature(target: Any, points: int | None = None) -> QuadratureTruth:
         name=f"{target.name}-quadrature",
     )
 
-    return quadrature_truth(box, points or (PLANE_POINTS if D == 2 else None))
+    return quadrature_truth(box, points)

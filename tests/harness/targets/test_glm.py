@@ -12,11 +12,10 @@ import pytest
 from scipy import integrate, special
 
 from harness.targets import glm, glm_data, glm_kernels
-from harness.targets.catalog import build_target
 from harness.targets.glm import EPS, MODELS, TUNINGS, glm_posterior
 from harness.targets.glm_bound_check import check_bounds
 from harness.targets.glm_kernels import KERNELS
-from harness.targets.glm_quadrature import PLANE_POINTS, glm_quadrature
+from harness.targets.glm_quadrature import glm_quadrature
 
 SMALL = {
     "logistic": lambda: glm_data.synthetic_logistic(N=120, P=4, seed=1),
@@ -195,13 +194,6 @@ def test_quadrature_truth_in_one_dimension():
     cdf /= cdf[-1]
     probe = np.quantile(grid, [0.3, 0.45, 0.5, 0.6])
     assert np.allclose(target.marginal_cdf(0, probe), np.interp(probe, wide, cdf), atol=1e-6)
-
-
-def test_the_default_plane_grid_is_fine_enough_for_a_ks_gate_at_the_full_level():
-    # logistic-N100-D2-map has the largest CDF error of the catalogue's D = 2 posteriors; a
-    # KS gate at 1e5 draws and its alpha share cannot see a sup |F - F0| below about 0.005.
-    truth = build_target("logistic-N100-D2-map").truth
-    assert truth.grids[0].size == PLANE_POINTS and truth.cdf_error < 1e-4
 
 
 def test_quadrature_truth_in_two_dimensions():
