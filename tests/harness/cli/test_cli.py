@@ -233,12 +233,35 @@ def test_planted_poisson_gibbs_bugs_fail_the_invariance_gate(tmp_path, algorithm
         (("report", "no/such/run"), "does not exist"),
     ],
 )
-def test_bad_input_exits_2_with_a_message_and_no_traceback(tmp_path, args, message):
+def test_bad_input_exits_2_with_a_message_and_no_traceback(
+    tmp_path, monkeypatch, capsys, args, message
+):
+    # In this process (a subprocess costs seconds of imports a case; the one below checks the
+    # installed command itself): argparse's refusals exit, the harness's own return 2.
+    monkeypatch.chdir(tmp_path)
+    try:
+        code = main(list(args))
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert message in err
+    # One line (argparse's own refusals put their usage lines before it).
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith(f"harness {args[0]}: error: ")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("verify", "--seed", "-2"), "'seed' = -2 is invalid; valid: an integer in [0, inf)"),
+        (("draw", "--log-weights", "0,x"), "comma-separated numbers"),
+    ],
+)
+def test_the_command_itself_exits_2_with_one_line_and_no_traceback(tmp_path, args, message):
     out = harness(*args, cwd=tmp_path)
     assert out.returncode == 2, out.stdout + out.stderr
-    assert message in out.stderr
-    # One line (argparse's own refusals put their usage lines before it).
-    assert "Traceback" not in out.stderr
+    assert message in out.stderr and "Traceback" not in out.stderr
     assert out.stderr.strip().splitlines()[-1].startswith(f"harness {args[0]}: error: ")
 
 
