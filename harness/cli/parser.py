@@ -104,10 +104,10 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
         "(default) runs the reference on the whole stream of n draws and compares every draw "
         "with the Numba output of the same seed (block digests; a failure names the first "
         "differing draw), the statistical gates running on the Numba output only; a spec whose "
-        "reference is too slow for that (the racing ones) declares how many first draws it "
-        "compares instead, and its verdict says so; 'prefix' compares the first 256 draws only "
-        "(a quick look); 'full' compares every draw of every reference and also runs every "
-        "gate on the reference's own sample",
+        "reference is too slow for that (the racing family, pm-astar) declares how many first "
+        "draws it compares instead, and its verdict says so; 'prefix' compares the first 256 "
+        "draws only (a quick look); 'full' compares every draw of every reference and also runs "
+        "every gate on the reference's own sample",
     )
     ver.add_argument(
         "--level",
