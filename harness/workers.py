@@ -118,9 +118,10 @@ def supervised(
     """Run ``tasks`` on ``workers`` forked processes, each task under ``budget_s`` seconds;
     yield ``outcome(task, records, error)`` as each finishes, fails or runs out of time.
 
-    ``idle``: workers kept from an earlier call, used first, and where the ready ones go back
-    at the end (the rest are stopped). A run of stages (an experiment's, verify's escalations)
-    then warms up and compiles its kernels once a worker, not once a stage."""
+    ``idle``: workers kept from an earlier call, used first, and where those without a task go
+    back at the end, ready or still warming up (one with a task left is stopped). A run of
+    stages (an experiment's, verify's escalations) then warms up and compiles its kernels once
+    a worker, not once a stage."""
     queue = list(tasks)
     pool = [w for w in idle or () if w.process.is_alive()]
     if idle is not None:
@@ -171,8 +172,8 @@ def supervised(
                         f"a worker process did not start within {START_BUDGET_S:g} s"
                     )
     finally:
-        for w in pool:  # kept when asked and ready; an abandoned task is not worth waiting for
-            if idle is not None and w.ready and w.task is None and w.process.is_alive():
+        for w in pool:  # kept when asked, warming up or idle; an abandoned task is not waited for
+            if idle is not None and w.task is None and w.process.is_alive():
                 idle.append(w)
             else:
                 w.stop()

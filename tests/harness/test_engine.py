@@ -85,8 +85,8 @@ def test_a_pool_keeps_its_workers_between_runs_and_stops_them_when_collected(tmp
         run_tasks([Task(f"p{k}", pid_task) for k in range(4)], path, pool, progress=False)
         ran |= {r["pid"] for r in load_records(path)}
         kept.append({w.process.pid for w in pool.idle})
-    # the second run used the first run's two workers (a worker still warming up when the first
-    # run's tasks were gone may have run none of them), and nothing ran in this process
+    # the second run used the first run's two workers (one still warming up when the first run's
+    # tasks were gone is kept too, having run none), and nothing ran in this process
     assert kept[0] == kept[1] and len(kept[0]) == 2
     assert ran <= kept[0] and os.getpid() not in ran
     processes = [w.process for w in pool.idle]
