@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from harness.tasks import error_text, execute
+from harness.tasks import Task, error_text, execute
 
 #: How long a worker may take to start and warm up before the pool gives up on it.
 START_BUDGET_S = 600.0
@@ -85,14 +85,14 @@ def _start(initializer: Callable[[], None] | None) -> _Worker:
     return _Worker(process, parent)
 
 
-def next_task(queue: Sequence[Any], held: set[str], others: set[str]) -> int:
+def next_task(queue: Sequence[Task], held: set[str], others: set[str]) -> int:
     """The index in ``queue`` (run order) of the task a free worker takes: the first whose
     affinity it holds, else the first that no other worker holds, else the first. Two workers
     that each compiled a problem's kernels and built its target (seconds to a minute for a
     box density's A* kernels or a GLM's quadrature truth) would do that work twice."""
     first_free = None
     for k, task in enumerate(queue):
-        key = getattr(task, "affinity", "")
+        key = task.affinity
         if key and key in held:
             return k
         if first_free is None and not (key and key in others):

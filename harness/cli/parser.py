@@ -116,7 +116,10 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
         help="quick: CI-sized problems and 2e4 draws; full: more problems and 1e5 draws",
     )
     ver.add_argument(
-        "--seed", type=int, default=default("seed"), help="run seed (integer >= 0; default 0)"
+        "--seed",
+        type=int,
+        default=default("seed"),
+        help=f"run seed (integer >= 0; default {default('seed')})",
     )
     ver.add_argument(
         "--alpha",
