@@ -18,7 +18,14 @@ import numpy as np
 from numba import njit
 
 from implementations.astar import audit
-from implementations.astar.box_fast import grow, log_mass, longest_side, sample_in
+from implementations.astar.box_fast import (
+    call_bound,
+    call_log_lik,
+    grow,
+    log_mass,
+    longest_side,
+    sample_in,
+)
 from implementations.shared.fast import heap_pop, heap_push, trunc_gumbel_from_exponential
 
 MAX_AT, MAX, BELOW = audit.MAX_AT, audit.MAX, audit.BELOW
@@ -27,7 +34,7 @@ MAX_AT, MAX, BELOW = audit.MAX_AT, audit.MAX, audit.BELOW
 excess = njit(cache=False)(audit.excess)
 
 
-@njit(cache=False)
+@njit(cache=True)
 def _box_row(rows, size, k, lo, hi):
     """Row ``size`` (the array grown when full) opened with draw k and the box [lo, hi]; returns
     the array."""
@@ -40,7 +47,7 @@ def _box_row(rows, size, k, lo, hi):
     return rows
 
 
-@njit(cache=False)
+@njit(cache=True)
 def front_add(fr, size, k, lo, hi, x, v, state):
     """Frontier row ``size`` of draw k (the array grown when full); returns the array and the
     new size."""
@@ -52,7 +59,7 @@ def front_add(fr, size, k, lo, hi, x, v, state):
     return fr, size + 1
 
 
-@njit(cache=False)
+@njit(cache=True)
 def bound_add(bl, size, k, lo, hi, m):
     """Bound-report row ``size``: draw k's bound m on [lo, hi]."""
     bl = _box_row(bl, size, k, lo, hi)
@@ -60,7 +67,7 @@ def bound_add(bl, size, k, lo, hi, m):
     return bl, size + 1
 
 
-@njit(cache=False)
+@njit(cache=True)
 def _push(nodes, neg, seq, heap, used, hsize, lo, hi, x, v, state, priority):
     """Node ``used`` (a frontier row) into the continuation's heap by -priority, then by push
     order, as the reference's heapq tuples order them."""
@@ -73,7 +80,7 @@ def _push(nodes, neg, seq, heap, used, hsize, lo, hi, x, v, state, priority):
     return nodes, neg, seq, heap, used + 1, hsize
 
 
-@njit(cache=False)
+@njit(cache=True)
 def complete(fr, start, stop, lower, box_lo, proposal, data, log_lik, bound, rng, cap):
     """``audit.complete`` on the frontier rows fr[start:stop]: (best, capped, lik, bnd)."""
     d = box_lo.size
@@ -93,7 +100,7 @@ def complete(fr, start, stop, lower, box_lo, proposal, data, log_lik, bound, rng
         state = int(fr[i, 2 + 3 * d])
         if state == BELOW and log_mass(proposal, box_lo, lo, hi) == -math.inf:
             continue
-        m = bound(lo, hi, data)
+        m = call_bound(bound, lo, hi, data)
         bnd += 1
         if best < v + m:
             nodes, neg, seq, heap, used, hsize = _push(
@@ -117,7 +124,7 @@ def complete(fr, start, stop, lower, box_lo, proposal, data, log_lik, bound, rng
             )
         if state != MAX_AT:
             sample_in(proposal, lo, hi, rng, x)
-        lb = v + log_lik(x, data)
+        lb = v + call_log_lik(log_lik, x, data)
         lik += 1
         if best < lb:
             best = lb
@@ -134,7 +141,7 @@ def complete(fr, start, stop, lower, box_lo, proposal, data, log_lik, bound, rng
                 continue
             g_c = trunc_gumbel_from_exponential(c_nu, v, rng.standard_exponential())
             sample_in(proposal, c_lo, c_hi, rng, x_c)
-            m_c = bound(c_lo, c_hi, data)
+            m_c = call_bound(bound, c_lo, c_hi, data)
             bnd += 1
             if best < g_c + m_c:
                 nodes, neg, seq, heap, used, hsize = _push(
@@ -143,7 +150,7 @@ def complete(fr, start, stop, lower, box_lo, proposal, data, log_lik, bound, rng
     return best, capped, lik, bnd
 
 
-@njit(cache=False)
+@njit(cache=True)
 def complete_all(fr, size, lowers, box_lo, proposal, data, log_lik, bound, rng, cap):
     """Every draw's continuation from its frontier rows (contiguous, in draw order): columns
     best, capped, likelihood and bound evaluations, one row a draw."""

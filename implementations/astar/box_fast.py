@@ -1,40 +1,129 @@
 """Numba helpers of the box densities the A* family samples (``harness.targets.box_density``):
-the proposal's mass and draws restricted to a box, the split side, array growth. Shared by the
-searches (``fast.py``, ``pm_fast.py``) and the audit (``audit_fast.py``).
+the proposal's mass and draws restricted to a box, the split side, array growth, and a target's
+own functions as the kernels call them. Shared by the searches (``fast.py``, ``pm_fast.py``) and
+the audit (``audit_fast.py``).
 
 The normal CDF and its inverse are scipy's own C functions (``scipy.special.cython_special``),
-called through ctypes, so the reference's ``scipy.special.ndtr``/``ndtri`` and these agree bit
-for bit. Nothing here is cached on disk: Numba cannot cache a function that calls a ctypes
-pointer.
+called as external symbols, so the reference's ``scipy.special.ndtr``/``ndtri`` and these agree
+bit for bit, and a kernel that calls them can be cached on disk (a ctypes pointer in compiled
+code cannot).
+
+A target's ``log_lik``, ``bound`` and ``log_lik_grad`` enter the kernels as first-class function
+values (:func:`user_function`), all of one Numba type per role: a kernel then compiles once for
+every target, and its machine code is cached on disk, where a compiled function passed as an
+argument would make Numba compile the kernel again for each target in each process.
 """
 
 from __future__ import annotations
 
-import ctypes
+import functools
 import math
 from collections.abc import Callable
 
+import llvmlite.binding as llvm
 import numpy as np
-from numba import njit
+from numba import cfunc, njit, types
 from numba.extending import get_cython_function_address
 
+from harness.targets.box_probes import compiled
 
-def _special(*names: str) -> Callable[[float], float]:
-    """A double -> double function of scipy.special.cython_special (fused ones carry a prefix)."""
+
+def _special(symbol: str, *names: str) -> types.ExternalFunction:
+    """A double -> double function of scipy.special.cython_special (fused ones carry a prefix),
+    registered under ``symbol`` so that cached machine code finds it again in a new process."""
     for name in names:
         try:
             address = get_cython_function_address("scipy.special.cython_special", name)
         except ValueError:
             continue
-        return ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(address)
+        llvm.add_symbol(symbol, address)
+        return types.ExternalFunction(symbol, types.float64(types.float64))
     raise ImportError(f"scipy.special.cython_special has none of {names}")
 
 
-_ndtr = _special("ndtr", "__pyx_fuse_1ndtr")
-_ndtri = _special("ndtri")
+_ndtr = _special("sampler_harness_ndtr", "ndtr", "__pyx_fuse_1ndtr")
+_ndtri = _special("sampler_harness_ndtri", "ndtri")
+
+#: How the kernels call a target's functions; ``data`` is the target's float64 array.
+CALLS = {
+    "log_lik": "log_lik(x, data)",
+    "bound": "bound(lo, hi, data)",
+    "log_lik_grad": "log_lik_grad(x, data, grad)",
+}
+_INVALID = (
+    " returned NaN or +inf, or raised, while sampling (Numba); valid: a number or -inf (the "
+    "reference implementation names where)"
+)
+LOG_LIK_INVALID = CALLS["log_lik"] + _INVALID
+BOUND_INVALID = CALLS["bound"] + _INVALID
+GRAD_INVALID = CALLS["log_lik_grad"] + _INVALID
 
 
-@njit(cache=False)
+def _signature(role: str, data_ndim: int) -> types.Signature:
+    vector = types.Array(types.float64, 1, "A")  # work vectors include rows of unpacked blocks
+    data = types.Array(types.float64, data_ndim, "C")
+    args = {"log_lik": (vector, data), "bound": (vector, vector, data)}
+    return types.float64(*args.get(role, (vector, data, vector)))
+
+
+@functools.lru_cache(maxsize=128)
+def user_function(fn: Callable, role: str, data_ndim: int) -> Callable:
+    """A target's ``log_lik``, ``bound`` or ``log_lik_grad`` (``role``) as a first-class function
+    value of one type per role and data shape. An exception inside it becomes NaN, which the
+    checked calls below turn into a ValueError: a compiled function value cannot raise."""
+    inner = compiled(fn)
+
+    def two(a, b):  # pragma: no cover - compiled
+        try:
+            return inner(a, b)
+        except Exception:
+            return math.nan
+
+    def three(a, b, c):  # pragma: no cover - compiled
+        try:
+            return inner(a, b, c)
+        except Exception:
+            return math.nan
+
+    return cfunc(_signature(role, data_ndim))(two if role == "log_lik" else three)
+
+
+def no_grad(data_ndim: int) -> Callable:
+    """Stands in for a target without log_lik_grad (the prior estimator never calls it)."""
+    return user_function(_zero_grad, "log_lik_grad", data_ndim)
+
+
+def _zero_grad(x: np.ndarray, data: np.ndarray, grad: np.ndarray) -> float:
+    return 0.0
+
+
+# The checked calls stop the draw when the user's function returns NaN or +inf: a NaN compares
+# false everywhere, so a search would otherwise loop forever.
+@njit(cache=True)
+def call_log_lik(log_lik, x, data):
+    v = log_lik(x, data)
+    if v != v or v == math.inf:
+        raise ValueError(LOG_LIK_INVALID)
+    return v
+
+
+@njit(cache=True)
+def call_bound(bound, lo, hi, data):
+    v = bound(lo, hi, data)
+    if v != v or v == math.inf:
+        raise ValueError(BOUND_INVALID)
+    return v
+
+
+@njit(cache=True)
+def call_log_lik_grad(log_lik_grad, x, data, grad):
+    v = log_lik_grad(x, data, grad)
+    if v != v or v == math.inf:
+        raise ValueError(GRAD_INVALID)
+    return v
+
+
+@njit(cache=True)
 def _log_diff_ndtr(a, b):
     if a > 0.0:
         a, b = -b, -a
@@ -45,7 +134,7 @@ def _log_diff_ndtr(a, b):
     return math.log1p(-(_ndtr(a) + _ndtr(-b)))
 
 
-@njit(cache=False)
+@njit(cache=True)
 def _normal_inside(a, b, u):
     sign = 1.0
     if a > 0.0:
@@ -60,7 +149,7 @@ def _normal_inside(a, b, u):
     return -sign * _ndtri(_ndtr(-b) + (mass - v))
 
 
-@njit(cache=False)
+@njit(cache=True)
 def log_mass(proposal, origin, lo, hi):
     total = 0.0
     for j in range(lo.size):
@@ -76,7 +165,7 @@ def log_mass(proposal, origin, lo, hi):
     return total
 
 
-@njit(cache=False)
+@njit(cache=True)
 def sample_1d(proposal, lo, hi, j, u):
     code, a, b = int(proposal[j, 0]), proposal[j, 1], proposal[j, 2]
     if code == 0:
@@ -86,13 +175,13 @@ def sample_1d(proposal, lo, hi, j, u):
     return lo[j] - math.log1p(u * math.expm1(-b * (hi[j] - lo[j]))) / b
 
 
-@njit(cache=False)
+@njit(cache=True)
 def sample_in(proposal, lo, hi, rng, out):
     for j in range(lo.size):
         out[j] = sample_1d(proposal, lo, hi, j, rng.random())
 
 
-@njit(cache=False)
+@njit(cache=True)
 def longest_side(lo, hi):
     """The side a box splits along: the longest, the first of ties (the reference's argmax)."""
     j = 0
@@ -102,7 +191,7 @@ def longest_side(lo, hi):
     return j
 
 
-@njit(cache=False)
+@njit(cache=True)
 def grow(a):
     """``a`` with twice the rows (1-D or 2-D), its rows kept."""
     out = np.empty((2 * a.shape[0],) + a.shape[1:], dtype=a.dtype)  # noqa: RUF005 (Numba)

@@ -9,25 +9,31 @@ for every draw, or kept across the draws of one call with ``reuse``. With ``audi
 ``report`` the kernels append frontier and bound rows (``audit_fast``), which the wrappers turn
 into the reference's extras, continuing the draws in ``audit_fast.complete_all``.
 
-Nothing here is cached on disk: Numba cannot cache a function that calls a ctypes pointer or
-takes another compiled function as an argument, so each process compiles on its first call.
+A target's functions enter as first-class function values (``box_fast.user_function``), so a
+kernel compiles once for all targets and is cached on disk.
 """
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable
 
 import numpy as np
 from numba import njit
 
 from harness.spec import Draws
-from harness.targets.box_probes import compiled
 from implementations.astar import audit_fast as af
 from implementations.astar import reference
 from implementations.astar.audit import audit_generator
-from implementations.astar.box_fast import grow, log_mass, longest_side, sample_1d, sample_in
+from implementations.astar.box_fast import (
+    call_bound,
+    call_log_lik,
+    grow,
+    log_mass,
+    longest_side,
+    sample_1d,
+    sample_in,
+    user_function,
+)
 from implementations.shared.fast import (
     heap_pop,
     heap_push,
@@ -40,7 +46,7 @@ from implementations.shared.fast import (
 _share = njit(cache=False)(reference.share)
 
 
-@njit(cache=False)
+@njit(cache=True)
 def audit_arrays(n, d, audit, report):
     """The bound report's per-draw gaps and its rows, and the frontier rows (audit_fast's
     layouts)."""
@@ -50,7 +56,7 @@ def audit_arrays(n, d, audit, report):
     return gaps, bl, fr
 
 
-@njit(cache=False)
+@njit(cache=True)
 def draw_arrays(n, d, audit, report):
     """Per-draw outputs of a search: values, Gumbel maxima, likelihood and bound evaluation
     counts, then ``audit_arrays``."""
@@ -58,12 +64,12 @@ def draw_arrays(n, d, audit, report):
     return np.empty((n, d)), np.empty(n), np.zeros(n, np.int64), np.zeros(n, np.int64), gaps, bl, fr
 
 
-@njit(cache=False)
+@njit(cache=True)
 def _visit(x, g, m, lower, best, data, log_lik, gaps, liks, k, report):
     """Evaluate o at x, a point of Gumbel value g in a box bounded by m: count it, record o's
     excess over m (``report``), and return the new lower bound max(lower, g + o), copying x to
     ``best`` when g + o raises it (reference.astar_one's leaf step)."""
-    o = log_lik(x, data)
+    o = call_log_lik(log_lik, x, data)
     if report:
         gaps[k] = max(gaps[k], af.excess(o, m))
     lb = g + o
@@ -74,7 +80,7 @@ def _visit(x, g, m, lower, best, data, log_lik, gaps, liks, k, report):
     return lower
 
 
-@njit(cache=False)
+@njit(cache=True)
 def astar_kernel(
     box_lo, box_hi, proposal, data, log_lik, bound, extra_draws, reuse, audit, report, n, rng
 ):
@@ -115,7 +121,7 @@ def astar_kernel(
         if t_kid[0] < 0:
             sample_in(proposal, box_lo, box_hi, rng, x_[0])
         if fresh:
-            t_m[0] = bound(box_lo, box_hi, data)
+            t_m[0] = call_bound(bound, box_lo, box_hi, data)
             t_own[0] = True
             bnds[k] += 1
             if report:
@@ -189,7 +195,7 @@ def astar_kernel(
                 if t_kid[c] < 0:
                     sample_in(proposal, t_lo[c], t_hi[c], rng, x_[s])
                 if lower < g_[s] + t_m[c] and not t_own[c]:  # the inherited bound may prune c
-                    t_m[c] = bound(t_lo[c], t_hi[c], data)
+                    t_m[c] = call_bound(bound, t_lo[c], t_hi[c], data)
                     t_own[c] = True
                     bnds[k] += 1
                     if report:
@@ -215,7 +221,7 @@ def astar_kernel(
     return values, gumbels, liks, bnds, fr, fr_size, gaps, bl, bl_size
 
 
-@njit(cache=False)
+@njit(cache=True)
 def drill_down_kernel(box_lo, box_hi, proposal, data, log_lik, bound, mode, audit, report, n, rng):
     values, gumbels, liks, bnds, gaps, bl, fr = draw_arrays(n, 1, audit, report)
     bl_size = fr_size = 0
@@ -230,7 +236,7 @@ def drill_down_kernel(box_lo, box_hi, proposal, data, log_lik, bound, mode, audi
         lo[0], hi[0] = box_lo[0], box_hi[0]
         g = log_root - log_or_minus_inf(rng.standard_exponential())
         sample_in(proposal, lo, hi, rng, x)
-        lower = g + log_lik(x, data)
+        lower = g + call_log_lik(log_lik, x, data)
         best[0] = x[0]
         liks[k] = 1
         while True:
@@ -247,7 +253,7 @@ def drill_down_kernel(box_lo, box_hi, proposal, data, log_lik, bound, mode, audi
             g = trunc_gumbel_from_exponential(log_c, g, rng.standard_exponential())
             sample_in(proposal, lo, hi, rng, x)
             bnds[k] += 1
-            m = bound(lo, hi, data)
+            m = call_bound(bound, lo, hi, data)
             if report:
                 bl, bl_size = af.bound_add(bl, bl_size, k, lo, hi, m)
             if lower >= g + m:
@@ -260,7 +266,7 @@ def drill_down_kernel(box_lo, box_hi, proposal, data, log_lik, bound, mode, audi
     return values, gumbels, liks, bnds, fr, fr_size, gaps, bl, bl_size
 
 
-@njit(cache=False)
+@njit(cache=True)
 def os_star_kernel(
     box_lo, box_hi, proposal, data, log_lik, bound, strategy, refine_prob, reuse, report, n, rng
 ):
@@ -281,7 +287,7 @@ def os_star_kernel(
             p_lo[0] = box_lo
             p_hi[0] = box_hi
             log_nu[0] = log_root
-            m_[0] = bound(box_lo, box_hi, data)
+            m_[0] = call_bound(bound, box_lo, box_hi, data)
             bnds[k] = 1
             size = 1
             if report:
@@ -304,7 +310,7 @@ def os_star_kernel(
             time += rng.standard_exponential() * math.exp(-(top + math.log(cum[size - 1])))
             sample_in(proposal, p_lo[j], p_hi[j], rng, x)
             liks[k] += 1
-            o = log_lik(x, data)
+            o = call_log_lik(log_lik, x, data)
             if report:
                 gaps[k] = max(gaps[k], af.excess(o, m_[j]))
             if math.log(1.0 - rng.random()) < o - m_[j]:
@@ -341,7 +347,7 @@ def os_star_kernel(
             p_lo[j + 1, s] = x[s]
             for c in (j, j + 1):
                 log_nu[c] = log_mass(proposal, box_lo, p_lo[c], p_hi[c])
-                m_[c] = bound(p_lo[c], p_hi[c], data)
+                m_[c] = call_bound(bound, p_lo[c], p_hi[c], data)
                 if report:
                     bl, bl_size = af.bound_add(bl, bl_size, k, p_lo[c], p_hi[c], m_[c])
             bnds[k] += 2
@@ -349,14 +355,14 @@ def os_star_kernel(
     return values, gumbels, liks, bnds, gaps, bl, bl_size
 
 
-@njit(cache=False)
+@njit(cache=True)
 def rejection_kernel(box_lo, box_hi, proposal, data, log_lik, bound, report, n, rng):
     d = box_lo.size
     values = np.empty((n, d))
     liks = np.zeros(n, dtype=np.int64)
     gaps, bl, _ = audit_arrays(n, d, False, report)
     bl_size = 0
-    m = bound(box_lo, box_hi, data)
+    m = call_bound(bound, box_lo, box_hi, data)
     if report:
         bl, bl_size = af.bound_add(bl, bl_size, 0, box_lo, box_hi, m)
     x = np.empty(d)
@@ -364,43 +370,13 @@ def rejection_kernel(box_lo, box_hi, proposal, data, log_lik, bound, report, n, 
         while True:
             sample_in(proposal, box_lo, box_hi, rng, x)
             liks[k] += 1
-            o = log_lik(x, data)
+            o = call_log_lik(log_lik, x, data)
             if report:
                 gaps[k] = max(gaps[k], af.excess(o, m))
             if math.log(1.0 - rng.random()) < o - m:
                 values[k] = x
                 break
     return values, liks, gaps, bl, bl_size
-
-
-#: The user's functions, as a guarded twin names them in its error.
-_CALLS = {
-    "log_lik": "log_lik(x, data)",
-    "bound": "bound(lo, hi, data)",
-    "log_lik_grad": "log_lik_grad(x, data, grad)",
-}
-
-
-@functools.lru_cache(maxsize=64)
-def compiled_guarded(fn: Callable, role: str = "log_lik") -> Callable:
-    """The Numba version of a target's ``log_lik`` (``role``), ``bound`` or ``log_lik_grad``,
-    compiled once, that stops the draw with a ValueError when the user's function returns NaN
-    or +inf: a NaN compares false everywhere, so a search would otherwise loop forever. The
-    reference names the point (run it to see where)."""
-    inner = compiled(fn)
-    message = (
-        f"{_CALLS[role]} returned NaN or +inf while sampling (Numba); valid: a number or -inf "
-        "(the reference implementation names where)"
-    )
-
-    @njit(cache=False)
-    def checked(*args):  # pragma: no cover - compiled
-        v = inner(*args)
-        if v != v or v == math.inf:
-            raise ValueError(message)
-        return v
-
-    return checked
 
 
 def kernel_args(target) -> tuple:
@@ -410,12 +386,12 @@ def kernel_args(target) -> tuple:
             f"{target.numba_problem}; valid: the reference implementation"
         )
     return (
-        target.lo,
-        target.hi,
-        target.proposal,
-        target.data,
-        compiled_guarded(target.log_lik),
-        compiled_guarded(target.bound, "bound"),
+        np.ascontiguousarray(target.lo, dtype=np.float64),
+        np.ascontiguousarray(target.hi, dtype=np.float64),
+        np.ascontiguousarray(target.proposal, dtype=np.float64),
+        np.ascontiguousarray(target.data, dtype=np.float64),
+        user_function(target.log_lik, "log_lik", target.data.ndim),
+        user_function(target.bound, "bound", target.data.ndim),
     )
 
 

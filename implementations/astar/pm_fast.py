@@ -17,8 +17,18 @@ from harness.spec import Draws
 from implementations.astar import audit_fast as af
 from implementations.astar import gumbel_tree, pm_reference
 from implementations.astar.audit import audit_generator
-from implementations.astar.box_fast import grow, log_mass, longest_side, sample_in
-from implementations.astar.fast import compiled_guarded, draw_arrays, kernel_args
+from implementations.astar.box_fast import (
+    call_bound,
+    call_log_lik,
+    call_log_lik_grad,
+    grow,
+    log_mass,
+    longest_side,
+    no_grad,
+    sample_in,
+    user_function,
+)
+from implementations.astar.fast import draw_arrays, kernel_args
 from implementations.shared.fast import (
     heap_pop,
     heap_push,
@@ -50,7 +60,7 @@ _draw_linear = tree.draw_linear
 _OWNER = gumbel_tree.OWNER
 
 
-@njit(cache=False)
+@njit(cache=True)
 def _log_density(proposal, origin, x):
     """The proposal's log density i(x), coordinates added in order (reference.log_proposal)."""
     total = 0.0
@@ -66,16 +76,10 @@ def _log_density(proposal, origin, x):
     return total
 
 
-@njit(cache=False)
-def _no_grad(x, data, grad):  # pragma: no cover - compiled
-    """Stands in for a target without log_lik_grad (the prior estimator never calls it)."""
-    return 0.0
-
-
 _LSE = tree.lse
 
 
-@njit(cache=False)
+@njit(cache=True)
 def pm_search_kernel(
     box_lo,
     box_hi,
@@ -127,14 +131,14 @@ def pm_search_kernel(
         size = 0
         used = 0
         fl, it, meta, free, stack = _tree_new(max(16, 4 * particles))
-        m_all = bound(box_lo, box_hi, data)
+        m_all = call_bound(bound, box_lo, box_hi, data)
         bnds[k] += 1
         if report:
             bl, bl_size = af.bound_add(bl, bl_size, k, box_lo, box_hi, m_all)
         log_nu = log_mass(proposal, box_lo, box_lo, box_hi)
         g = log_nu - log_or_minus_inf(rng.standard_exponential())
         sample_in(proposal, box_lo, box_hi, rng, x_c)
-        y = log_lik(x_c, data)
+        y = call_log_lik(log_lik, x_c, data)
         if report:
             gaps[k] = max(gaps[k], af.excess(y, m_all))
         best_g = g + y
@@ -168,14 +172,14 @@ def pm_search_kernel(
                         c_nu, r_g[parent], rng.standard_exponential()
                     )
                     sample_in(proposal, c_lo, c_hi, rng, x_c)
-                    y_c = log_lik(x_c, data)
+                    y_c = call_log_lik(log_lik, x_c, data)
                     liks[k] += 1
                     if best_g < g_c + y_c:
                         best_g = g_c + y_c
                         best[:] = x_c
                     m_c = m_all
                     if regions_m:
-                        m_c = bound(c_lo, c_hi, data)
+                        m_c = call_bound(bound, c_lo, c_hi, data)
                         bnds[k] += 1
                         if report:
                             bl, bl_size = af.bound_add(bl, bl_size, k, c_lo, c_hi, m_c)
@@ -208,7 +212,7 @@ def pm_search_kernel(
                         log_ws[0] = _log_density(proposal, box_lo, x_c)
                         x_p[:] = x_c
                         for i in range(1, particles):
-                            log_lik_grad(x_p, data, grad)
+                            call_log_lik_grad(log_lik_grad, x_p, data, grad)
                             liks[k] += 1
                             norm2 = 0.0
                             for j in range(d):
@@ -218,7 +222,7 @@ def pm_search_kernel(
                                 scale = step / norm
                                 for j in range(d):
                                     x_p[j] = min(max(x_p[j] + scale * grad[j], c_lo[j]), c_hi[j])
-                            ys[i] = log_lik(x_p, data)
+                            ys[i] = call_log_lik(log_lik, x_p, data)
                             liks[k] += 1
                             log_ws[i] = _log_density(proposal, box_lo, x_p)
                         total = -math.inf
@@ -229,7 +233,7 @@ def pm_search_kernel(
                     else:
                         for i in range(1, particles):
                             sample_in(proposal, c_lo, c_hi, rng, x_p)
-                            ys[i] = log_lik(x_p, data)
+                            ys[i] = call_log_lik(log_lik, x_p, data)
                             liks[k] += 1
                         for i in range(particles):
                             log_ws[i] = -log_w_shift
@@ -315,9 +319,9 @@ def pm_search(
     report_bounds: bool = False,
 ) -> Draws:
     grad = (
-        _no_grad
+        no_grad(target.data.ndim)
         if target.log_lik_grad is None
-        else compiled_guarded(target.log_lik_grad, "log_lik_grad")
+        else user_function(target.log_lik_grad, "log_lik_grad", target.data.ndim)
     )
     args = kernel_args(target)
     arng = audit_generator(rng) if audit else None
@@ -343,7 +347,7 @@ def pm_search(
 pm_astar, astar_nobound = pm_reference.entries(pm_search)
 
 
-@njit(cache=False)
+@njit(cache=True)
 def tree_pick_loop(fl, it, meta, free, stack, picks, rng):
     """``picks`` selection steps of PM-A* on a tree of m elements (the benchmark's unit): draw
     (max, argmax), delete the picked element and insert one in its place, so m stays fixed."""
@@ -357,7 +361,7 @@ def tree_pick_loop(fl, it, meta, free, stack, picks, rng):
     return total
 
 
-@njit(cache=False)
+@njit(cache=True)
 def linear_pick_loop(a, b, picks, rng):
     """The same picks by drawing every truncated Gumbel (004 Sec. 4.2's O(m) way)."""
     total = 0.0
