@@ -80,4 +80,4 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) .asv reports/latest
+	rm -rf $(VENV) .asv reports/latest .harness-cache .numba-cache

@@ -220,6 +220,32 @@ def test_quadrature_truth_in_two_dimensions():
     )
 
 
+def test_quadrature_truths_are_kept_on_disk_by_what_they_depend_on(tmp_path, monkeypatch):
+    from harness.targets import glm_quadrature as quadrature
+
+    monkeypatch.setenv("SAMPLER_HARNESS_CACHE", str(tmp_path))
+    data = glm_data.synthetic_robust(N=30, P=1, seed=3)
+    computed = glm_quadrature(glm.from_data(data, "untuned"), points=257)
+    (kept,) = (tmp_path / "glm-quadrature").iterdir()
+    loaded = glm_quadrature(glm.from_data(data, "map"), points=257)  # same posterior
+    assert loaded.log_z == computed.log_z and loaded.cdf_error == computed.cdf_error
+    assert np.array_equal(loaded.cdfs[0], computed.cdfs[0])
+    assert np.array_equal(loaded.densities[0], computed.densities[0])
+    assert len(list(kept.parent.iterdir())) == 1
+    # other data or another grid: another entry, never the kept one
+    other = glm.from_data(glm_data.synthetic_robust(N=30, P=1, seed=4), "untuned")
+    assert glm_quadrature(other, points=257).log_z != computed.log_z
+    glm_quadrature(glm.from_data(data, "untuned"), points=129)
+    assert len(list(kept.parent.iterdir())) == 3
+    # a damaged entry is recomputed and replaced
+    kept.write_bytes(b"not a npz")
+    again = glm_quadrature(glm.from_data(data, "untuned"), points=257)
+    assert again.log_z == computed.log_z and np.load(kept)["scalars"][0] == computed.log_z
+    # a folder that cannot be written costs only the recomputation
+    monkeypatch.setenv("SAMPLER_HARNESS_CACHE", str(kept))  # a file, not a folder
+    assert quadrature.glm_quadrature(other, points=257).log_z != computed.log_z
+
+
 def test_quadrature_needs_d_at_most_2(targets):
     with pytest.raises(ValueError, match=r"D = 4 is invalid for glm_quadrature; valid: D <= 2"):
         glm_quadrature(targets["logistic", "map"])
