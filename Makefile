@@ -81,3 +81,4 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .asv reports/latest .harness-cache .numba-cache
+	find harness implementations suites tests -name "*.nb[ic]" -delete
