@@ -356,6 +356,15 @@ def _decide(args: argparse.Namespace, experiment: Any, changes: dict[str, Any]) 
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from harness.report.same_numbers import compare_runs, summary
+
+    ignore = [f.strip() for f in args.ignore.split(",") if f.strip()]
+    comparisons = compare_runs(args.old, args.new, ignore)
+    print(summary(comparisons))
+    return 0 if all(c.identical for c in comparisons) else 1
+
+
 COMMANDS = {
     "list": _cmd_list,
     "verify": _cmd_verify,
@@ -364,6 +373,7 @@ COMMANDS = {
     "draw": _cmd_draw,
     "speed": _cmd_speed,
     "reproduce": _cmd_reproduce,
+    "compare": _cmd_compare,
 }
 
 

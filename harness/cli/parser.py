@@ -42,7 +42,29 @@ def build_parser() -> argparse.ArgumentParser:
     _add_draw(sub)
     _add_speed(sub)
     _add_reproduce(sub)
+    _add_compare(sub)
     return p
+
+
+def _add_compare(sub: argparse._SubParsersAction) -> None:
+    cmp = sub.add_parser(
+        "compare",
+        help="do two run directories hold the same numbers? (timing and provenance aside)",
+        description="Compare every records.jsonl under OLD with the one at the same place under "
+        "NEW, record by record, leaving out timing fields (seconds, wall time, load) and "
+        "provenance (commit, code digest, machine, versions). Lists each field that differs, in "
+        "how many records, and its first old and new values. Exit 0: all the same; 1: any "
+        "difference; 2: bad input.",
+        epilog="example: harness compare reports/before reports/latest --ignore speedup,ratio",
+    )
+    cmp.add_argument("old", type=Path, metavar="OLD", help="a run directory, or a folder of them")
+    cmp.add_argument("new", type=Path, metavar="NEW", help="the run directory to compare with it")
+    cmp.add_argument(
+        "--ignore",
+        default="",
+        metavar="F1,F2,...",
+        help="more fields to leave out, such as values computed from timings (default: none)",
+    )
 
 
 def _add_list(sub: argparse._SubParsersAction) -> None:

@@ -100,27 +100,29 @@ def _zero_grad(x: np.ndarray, data: np.ndarray, grad: np.ndarray) -> float:
 # The checked calls stop the draw when the user's function returns NaN or +inf: a NaN compares
 # false everywhere, so a search would otherwise loop forever.
 @njit(cache=True)
-def call_log_lik(log_lik, x, data):
-    v = log_lik(x, data)
-    if v != v or v == math.inf:
+def _valid(v, role):
+    if v == v and v != math.inf:
+        return v
+    if role == 0:
         raise ValueError(LOG_LIK_INVALID)
-    return v
+    if role == 1:
+        raise ValueError(BOUND_INVALID)
+    raise ValueError(GRAD_INVALID)
+
+
+@njit(cache=True)
+def call_log_lik(log_lik, x, data):
+    return _valid(log_lik(x, data), 0)
 
 
 @njit(cache=True)
 def call_bound(bound, lo, hi, data):
-    v = bound(lo, hi, data)
-    if v != v or v == math.inf:
-        raise ValueError(BOUND_INVALID)
-    return v
+    return _valid(bound(lo, hi, data), 1)
 
 
 @njit(cache=True)
 def call_log_lik_grad(log_lik_grad, x, data, grad):
-    v = log_lik_grad(x, data, grad)
-    if v != v or v == math.inf:
-        raise ValueError(GRAD_INVALID)
-    return v
+    return _valid(log_lik_grad(x, data, grad), 2)
 
 
 @njit(cache=True)
