@@ -68,9 +68,6 @@ class BoundsConfig(Config):
             "Expected rate (module docstring): constant ~ sqrt(N / ln N), tight ~ a + ln N, so "
             "constant / tight has local slope 0.5 - 1 / (2 ln N) - 1 / (a + ln N): about 0.3 "
             "over N = 10..1e4, 0.5 only in the limit.",
-            "Study (full level, N to 1e7, 10 data sets x 100 samples): constant's slope 0.455, "
-            "0.459, 0.465 a decade from 1e4 (predicted 0.452, 0.460, 0.467), tight +1.0 liks an "
-            "e-fold, constant / tight 0.387 [0.364, 0.41] over 1e4..1e7.",
         ),
         empty=True,
     )

@@ -77,10 +77,6 @@ class ClutterConfig(Config):
         (
             "Prior sd 2, weight 0.5, clutter sd 100, per-point bound, split rule and count: the "
             "authors' code's (001's text gives none of the first three).",
-            "Study (full level, 100 data sets x 10 samples): A* liks 158 / 501 at D = 3 / 4, "
-            "growth 3.17; liks + (D + 1) bounds 1180 / 4520, growth 3.83 [3.63, 4.03]; prior "
-            "sd 0.75: 780 / 4850 but growth 6.22 [5.83, 6.64] and one mode; prior sd 10 and the "
-            "diagonal points: 166 / 499 and 194 / 673.",
         ),
         empty=True,
     )

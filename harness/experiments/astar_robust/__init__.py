@@ -68,11 +68,6 @@ class RobustConfig(Config):
             "Ours: the prior sd (5), the per-point bounds, and OS* s2's readings: largest nu(B) "
             "or largest nu(B) exp(M) ('envelope'), split at the median or at a point drawn in "
             "the region ('sampled').",
-            "Study (full level, 20 single and 5 reused data sets): OS* s2 / A* cost per sample, "
-            "single / reused: proposal reading 42 / 31; envelope at the median 0.78 / 0.60, "
-            "fewer of both than A* (0.74); envelope at a sampled point 1.10 / 0.80, more of both "
-            "than A* by 1.04 [1.00, 1.06], fewer liks and more bounds when reused (1.12). Fig. 3 "
-            "fits the envelope reading split at a sampled point (001 Sec. 6's split rule).",
         ),
         empty=True,
     )
