@@ -73,7 +73,6 @@ def _tree_stamped(method: Callable[..., Any]) -> Callable[..., Any]:
         tree = tree_stamp(self._py_file)
         return method(self) if tree is None else (method(self), tree)
 
-    stamp.harness_stamped = True  # type: ignore[attr-defined]
     return stamp
 
 

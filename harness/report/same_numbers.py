@@ -54,10 +54,6 @@ class Comparison:
         return not self.differences and not self.only_old and not self.only_new
 
 
-def ignored_fields(extra: Iterable[str] = ()) -> frozenset[str]:
-    return frozenset(provenance()) | frozenset(extra)
-
-
 def _comparable(value: Any, ignore: frozenset[str]) -> Any:
     if isinstance(value, dict):
         return {
@@ -87,7 +83,7 @@ def compare_records(
     a, b = _keyed(old), _keyed(new)
     same = 0
     counts: Counter[str] = Counter()
-    first: dict[str, Difference] = {}
+    first: dict[str, tuple[str, Any, Any]] = {}
     for key in a.keys() & b.keys():
         x, y = _comparable(a[key], ignore), _comparable(b[key], ignore)
         if x == y:
@@ -96,10 +92,8 @@ def compare_records(
         for field in sorted(x.keys() | y.keys()):
             if x.get(field) != y.get(field):
                 counts[field] += 1
-                first.setdefault(field, Difference(field, 0, key[0], x.get(field), y.get(field)))
-    differences = tuple(
-        Difference(f, n, first[f].task, first[f].old, first[f].new) for f, n in counts.items()
-    )
+                first.setdefault(field, (key[0], x.get(field), y.get(field)))
+    differences = tuple(Difference(f, n, *first[f]) for f, n in counts.items())
     only_old, only_new = len(a.keys() - b.keys()), len(b.keys() - a.keys())
     return Comparison(path, len(old), len(new), same, differences, only_old, only_new)
 
@@ -113,7 +107,7 @@ def compare_runs(old: Path, new: Path, ignore: Iterable[str] = ()) -> list[Compa
     found |= {p.relative_to(new) for p in Path(new).rglob(RECORDS)}
     if not found:
         raise ValueError(f"no {RECORDS} under {str(old)!r} or {str(new)!r}; valid: run directories")
-    skip = ignored_fields(ignore)
+    skip = frozenset(provenance()) | frozenset(ignore)
     return [
         compare_records(
             str(rel), load_records(Path(old) / rel), load_records(Path(new) / rel), skip

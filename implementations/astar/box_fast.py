@@ -44,26 +44,25 @@ def _special(symbol: str, *names: str) -> types.ExternalFunction:
 _ndtr = _special("sampler_harness_ndtr", "ndtr", "__pyx_fuse_1ndtr")
 _ndtri = _special("sampler_harness_ndtri", "ndtri")
 
-#: How the kernels call a target's functions; ``data`` is the target's float64 array.
-CALLS = {
-    "log_lik": "log_lik(x, data)",
-    "bound": "bound(lo, hi, data)",
-    "log_lik_grad": "log_lik_grad(x, data, grad)",
-}
 _INVALID = (
     " returned NaN or +inf, or raised, while sampling (Numba); valid: a number or -inf (the "
     "reference implementation names where)"
 )
-LOG_LIK_INVALID = CALLS["log_lik"] + _INVALID
-BOUND_INVALID = CALLS["bound"] + _INVALID
-GRAD_INVALID = CALLS["log_lik_grad"] + _INVALID
+LOG_LIK_INVALID = "log_lik(x, data)" + _INVALID
+BOUND_INVALID = "bound(lo, hi, data)" + _INVALID
+GRAD_INVALID = "log_lik_grad(x, data, grad)" + _INVALID
 
 
 def _signature(role: str, data_ndim: int) -> types.Signature:
+    """How the kernels call a target's function of ``role``; ``data`` is its float64 array."""
     vector = types.Array(types.float64, 1, "A")  # work vectors include rows of unpacked blocks
     data = types.Array(types.float64, data_ndim, "C")
-    args = {"log_lik": (vector, data), "bound": (vector, vector, data)}
-    return types.float64(*args.get(role, (vector, data, vector)))
+    args = {
+        "log_lik": (vector, data),
+        "bound": (vector, vector, data),
+        "log_lik_grad": (vector, data, vector),
+    }
+    return types.float64(*args[role])
 
 
 @functools.lru_cache(maxsize=128)
