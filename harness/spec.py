@@ -203,6 +203,10 @@ class AlgorithmSpec:
     enumerated states and a bound on its numerical error, for the invariance gate on tiny
     models; ``gap_bound(target, params)`` returns a theorem's lower bound on its spectral gap and
     the theorem's name (or None where the theorem's conditions do not hold).
+    ``parts`` names the building blocks the implementations themselves call, for a caller that
+    composes its own chain or exact computation from them (racing-mh's two-arm race of Eq. 12
+    inside a Carlin & Chib sweep, a kernel's transition matrix at another truncation): it reaches
+    them through the registry (:meth:`part`), so what it runs is what the algorithm's gates check.
     ``conditional_steps``: every recorded step of the chain redraws one coordinate from its full
     conditional (a Gibbs step, at the parameters of every check; on a discrete factor graph a
     random-scan step, the site uniform); the harness then tests the conditional PIT of each
@@ -235,6 +239,7 @@ class AlgorithmSpec:
     #: The chain carries state x0 cannot set (a stored likelihood estimate, bright/dark
     #: variables): a gate that starts chains from exact draws of x warms them up first.
     auxiliary_state: bool = False
+    parts: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
@@ -264,6 +269,10 @@ class AlgorithmSpec:
                 "error of Gibbs steps; valid: 0 unless conditional_steps=True"
             )
         object.__setattr__(self, "implementations", MappingProxyType(dict(self.implementations)))
+        for name, fn in self.parts.items():
+            if not callable(fn):
+                raise ValueError(f"spec {self.name!r}: part {name!r} is not callable")
+        object.__setattr__(self, "parts", MappingProxyType(dict(self.parts)))
         object.__setattr__(self, "target_kinds", tuple(self.target_kinds))
         object.__setattr__(self, "checks", tuple(self.checks))
         for check in self.checks:
@@ -299,6 +308,16 @@ class AlgorithmSpec:
             valid = ", ".join(self.implementations)
             raise ValueError(
                 f"algorithm {self.name!r} has no implementation {impl!r}; valid: {valid}"
+            ) from None
+
+    def part(self, name: str) -> Callable[..., Any]:
+        """The building block ``name`` of this algorithm (see the class docstring)."""
+        try:
+            return self.parts[name]
+        except KeyError:
+            valid = ", ".join(self.parts) or "none"
+            raise ValueError(
+                f"algorithm {self.name!r} has no part {name!r}; valid: {valid}"
             ) from None
 
 

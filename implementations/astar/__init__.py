@@ -281,6 +281,18 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
         kernels=(pm_fast.pm_search_kernel, audit_fast.complete_all),
     ),
     _spec(
+        name="astar-pm-search",
+        paper="004_b270422b62f00607.txt, Sec. 5 (A* of 001 Alg. 2 as the baseline)",
+        implementations=implemented(pm_reference.astar_pm_search, pm_fast.astar_pm_search),
+        params=(_HORIZON, _AUDIT, _REPORT),
+        summary="A* sampling run by PM-A*'s search, the baseline 004's figures time: expand "
+        "the region with the largest bound; exact once the best value beats every region's "
+        "own bound.",
+        checks=(Check(problems=("pm-mixture", "clutter-D1")),),
+        kernels=(pm_fast.pm_search_kernel, audit_fast.complete_all),
+        agreement=SLOW_PM_REFERENCE,
+    ),
+    _spec(
         name="rejection",
         paper="001_78ff986a3d316097.txt, Sec. 5",
         implementations=implemented(reference.rejection, fast.rejection),

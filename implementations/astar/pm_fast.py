@@ -344,7 +344,7 @@ def pm_search(
     return draws
 
 
-pm_astar, astar_nobound = pm_reference.entries(pm_search)
+pm_astar, astar_nobound, astar_pm_search = pm_reference.entries(pm_search)
 
 
 @njit(cache=True)

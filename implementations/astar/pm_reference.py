@@ -276,14 +276,15 @@ def search_draws(target, values, gumbels, liks, bnds, expanded, exact, traces) -
 
 
 class Entries(NamedTuple):
-    """A build's public entries, both over that build's ``pm_search``."""
+    """A build's public entries, each over that build's ``pm_search``."""
 
     pm_astar: Callable[..., Draws]
     astar_nobound: Callable[..., Draws]
+    astar_pm_search: Callable[..., Draws]
 
 
 def entries(search: Callable[..., Draws]) -> Entries:
-    """PM-A* and A* without a bound over ``search``: this module's :func:`pm_search`, or
+    """PM-A*, A* without a bound and A* over ``search``: this module's :func:`pm_search`, or
     ``pm_fast.pm_search`` for the compiled build (the same signatures in both)."""
 
     def pm_astar(
@@ -320,7 +321,14 @@ def entries(search: Callable[..., Draws]) -> Entries:
             target, n, rng, "max-gumbel", 1, horizon, "global", "prior", 0.1, audit, report_bounds
         )
 
-    return Entries(pm_astar, astar_nobound)
+    def astar_pm_search(target, n, rng, horizon=0, audit=False, report_bounds=False) -> Draws:
+        """A* sampling (001, Alg. 2) in this search, 004's A* baseline (Sec. 5): the region with
+        the largest bound; its exact stop uses each new region's own bound."""
+        return search(
+            target, n, rng, "max-bound", 1, horizon, "regions", "prior", 0.1, audit, report_bounds
+        )
+
+    return Entries(pm_astar, astar_nobound, astar_pm_search)
 
 
-pm_astar, astar_nobound = entries(pm_search)
+pm_astar, astar_nobound, astar_pm_search = entries(pm_search)

@@ -101,6 +101,7 @@ MINIBATCH_GIBBS_FAMILY: list[AlgorithmSpec] = [
         params=(THIN,),
         summary="Random-scan Gibbs: all of A[i] at every value; D |A[i]| evaluations per step.",
         exact_kernel=_gibbs_kernel,
+        parts={"gibbs_matrix": exact.gibbs_matrix},
         # Each step draws x_i from its exact conditional, so every step is tested against its
         # kernel row (harness/gates/gibbs_steps.py), on the Potts grid too.
         conditional_steps=True,
@@ -116,6 +117,8 @@ MINIBATCH_GIBBS_FAMILY: list[AlgorithmSpec] = [
         ),
         exact_kernel=_truncated(exact.poisson_gibbs_matrix),
         gap_bound=_thm1,
+        # The exact kernel at a chosen Poisson tail, for studies of the gap itself.
+        parts={"poisson_gibbs_matrix": exact.poisson_gibbs_matrix},
     ),
     _spec(
         name="poisson-mh",
@@ -129,6 +132,11 @@ MINIBATCH_GIBBS_FAMILY: list[AlgorithmSpec] = [
         ),
         exact_kernel=_truncated(exact.poisson_mh_matrix),
         gap_bound=_thm2,
+        # metropolis_matrix: Thm. 2's comparison chain, plain MH with the same proposal.
+        parts={
+            "poisson_mh_matrix": exact.poisson_mh_matrix,
+            "metropolis_matrix": exact.metropolis_matrix,
+        },
     ),
     _spec(
         name="min-gibbs",

@@ -9,11 +9,13 @@ the conditional exactly, and the Chebyshev samplers are MH-corrected (003 Alg. 3
 for Gibbs-ITS / Gibbs-DA we add the same correction with the full local energy).
 """
 
+import math
+
 from harness.spec import AlgorithmSpec, Param
 from implementations.minibatch_gibbs import continuous_fast as fast
 from implementations.minibatch_gibbs import continuous_reference as reference
 
-__all__ = ["CONTINUOUS_FAMILY", "K_DEGREE", "LAM", "M_DEGREE"]
+__all__ = ["CONTINUOUS_FAMILY", "ENVELOPE", "K_DEGREE", "LAM", "MAX_PROPOSALS", "M_DEGREE"]
 
 KIND = "factor-graph-continuous"
 PAPER = "003_07f92522b9b1c588.txt"
@@ -42,10 +44,34 @@ K_DEGREE = Param(
     doc="degree of the second interpolant, of exp(energy interpolant), in PGDA (003: 10)",
 )
 
+MAX_PROPOSALS = Param(
+    "max_proposals",
+    0,
+    kind=int,
+    low=0,
+    high=10**9,
+    doc="003 Sec. 4.3's fixed budget: give up after this many proposals and keep x(i) (the chain "
+    "is then not exact; extras['accepted'] says which steps accepted); 0: no cap",
+)
+ENVELOPE = Param(
+    "envelope",
+    math.inf,
+    high=math.inf,
+    doc="log w of 003 Sec. 4.2-4.3's tuned proposal w g: accept with min(1, exp(E(v) - log w)), "
+    "biased where log w < E; inf: the exact bound E_max",
+)
+INTERPOLANT = {
+    "cheb_plan": reference.cheb_plan,
+    "cheb_coefficients": reference.cheb_coefficients,
+    "clenshaw": reference.clenshaw,
+}
+#: Away from their defaults the rejection steps are not exact Gibbs steps: the checks keep them.
+_BUDGET = (MAX_PROPOSALS, ENVELOPE)
+
 _ROWS = (
-    ("gibbs-rejection", "gibbs_rejection", (), "Sec. 4.2 baseline",
+    ("gibbs-rejection", "gibbs_rejection", _BUDGET, "Sec. 4.2 baseline",
      "Random-scan Gibbs; the conditional drawn exactly by rejection against exp(sum M_phi)."),
-    ("pg-rejection", "pg_rejection", (LAM,), "Sec. 3, 4.2 baseline, Statement 1",
+    ("pg-rejection", "pg_rejection", (LAM, *_BUDGET), "Sec. 3, 4.2 baseline, Statement 1",
      "Poisson-Gibbs; the minibatch conditional drawn exactly by rejection."),
     ("gibbs-its", "gibbs_its", (M_DEGREE,), "Sec. 4.2 (Gibbs-ITS)",
      "Gibbs with FITS: degree-m interpolant of exp(E), bisection on its CDF, MH correction."),
@@ -72,6 +98,8 @@ CONTINUOUS_FAMILY: list[AlgorithmSpec] = [
         kernels=fast.KERNELS,
         # Rejection against the exact envelope draws the conditional exactly, one site a step.
         conditional_steps=name == "gibbs-rejection",
+        # The Chebyshev interpolant the ITS and DA steps build (first-kind points, Clenshaw).
+        parts=INTERPOLANT if M_DEGREE in params else {},
     )
     for name, fn, params, where, summary in _ROWS
 ]

@@ -296,11 +296,14 @@ def run(
 
 
 def check_budget(max_proposals: Any, envelope: Any) -> tuple[int, float | None]:
-    """The two rejection-budget options of ``run``, checked (0 and None: off)."""
+    """The two rejection-budget options of ``run``, checked (0 and None: off; an envelope of
+    +inf, the registered default, is None: the exact bound)."""
     if isinstance(max_proposals, bool) or not isinstance(max_proposals, int | np.integer):
         raise ValueError(f"max_proposals = {max_proposals!r}; valid: an integer >= 0 (0: none)")
     if max_proposals < 0:
         raise ValueError(f"max_proposals = {max_proposals!r}; valid: an integer >= 0 (0: none)")
+    if envelope is not None and not isinstance(envelope, bool) and envelope == math.inf:
+        envelope = None
     if envelope is not None:
         ok = isinstance(envelope, int | float) and not isinstance(envelope, bool)
         if not ok or not math.isfinite(envelope):

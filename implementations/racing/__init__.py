@@ -247,6 +247,7 @@ RACING_FAMILY: list[AlgorithmSpec] = [
             )
         ),
         target_check=_check_race,
+        parts={"b_normal": b_normal},
     ),
     _spec(
         name="racing-mh",
@@ -280,5 +281,8 @@ RACING_FAMILY: list[AlgorithmSpec] = [
             Check({"bound": "ebs", "exact_answer": True}, problems=MH_PROBLEMS),
         ),
         target_check=_check_mh,
+        # Eq. 12's race on any (2, N) rewards, for a chain whose MH test is not a random walk's
+        # (the Carlin & Chib sweeps of 000 Sec. 5.2): the reference's own, gated above.
+        parts={"race_two_arms": reference.race_two_arms},
     ),
 ]

@@ -25,6 +25,7 @@ HARNESS_CORE = sorted((ROOT / "harness" / "targets").glob("*.py")) + sorted(
     (ROOT / "harness" / "gates").glob("*.py")
 )
 IMPLEMENTATIONS = sorted((ROOT / "implementations").rglob("*.py"))
+EXPERIMENTS = sorted((ROOT / "harness" / "experiments").rglob("*.py"))
 HARNESS = sorted((ROOT / "harness").rglob("*.py"))
 #: Every module of a family or of the shared package: all but implementations/__init__.py, the
 #: FAMILIES table, which imports each family on purpose.
@@ -147,14 +148,39 @@ def test_the_walk_sees_every_kind_of_import(tmp_path):
     assert {"implementations.racing", "implementations", "harness.cli"} <= names
 
 
-@pytest.mark.parametrize("path", HARNESS_CORE, ids=lambda p: str(p.relative_to(ROOT)))
-def test_targets_and_gates_import_no_implementation(path):
-    bad = [
+def implementation_imports(path: Path) -> list[str]:
+    """Imports of ``path`` from ``implementations``, at any depth."""
+    return [
         f"line {line}: {name}"
         for line, name in imported_modules(path)
         if _is_within(name, "implementations")
     ]
+
+
+@pytest.mark.parametrize("path", HARNESS_CORE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_targets_and_gates_import_no_implementation(path):
+    bad = implementation_imports(path)
     assert not bad, f"{path.relative_to(ROOT)} imports implementations: {bad}"
+
+
+@pytest.mark.parametrize("path", EXPERIMENTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_experiments_reach_samplers_only_through_the_registry(path):
+    """What an experiment times is what ``harness verify`` gates: the registered algorithms,
+    by ``sample(spec, impl, ...)`` or a spec's declared ``parts``, never a module of a family."""
+    bad = implementation_imports(path)
+    assert not bad, f"{path.relative_to(ROOT)} imports implementations: {bad}"
+
+
+def test_the_experiment_rule_catches_a_kernel_imported_inside_a_function(tmp_path):
+    source = tmp_path / "study.py"
+    source.write_text(
+        "from harness.registry import registry_for\n"
+        "def warm():\n"
+        "    from implementations.racing import fast\n"
+        "    return fast\n"
+    )
+    found = implementation_imports(source)
+    assert found == ["line 3: implementations.racing", "line 3: implementations.racing.fast"]
 
 
 def _ids(path: Path) -> str:
@@ -257,4 +283,4 @@ def test_the_harness_rule_catches_orchestration_and_the_device_probe(tmp_path):
 
 
 def test_the_walk_found_the_sources():
-    assert len(HARNESS_CORE) > 5 and len(IMPLEMENTATIONS) > 5
+    assert len(HARNESS_CORE) > 5 and len(IMPLEMENTATIONS) > 5 and len(EXPERIMENTS) > 20

@@ -362,11 +362,9 @@ class FlymcTable1(Experiment[Table1Config]):
 
     def warm(self) -> None:
         """Compile the chain kernel in this worker before anything is timed."""
-        from implementations.firefly import fast
-
         target = from_data(glm_data.synthetic_logistic(20, 2, seed=1), "untuned")
-        fast.flymc(target, 2, np.random.default_rng(0))
-        fast.regular(target, 2, np.random.default_rng(0))
+        for algorithm in ("flymc-mh", "rwmh"):  # one kernel each for FlyMC and regular MCMC
+            sample(registry_for(()).get(algorithm), "numba", target, 2, np.random.default_rng(0))
 
     def claims(self, config: Table1Config) -> tuple[cl.Claim, ...]:
         return tuple(table_claims(config.table_rows))

@@ -5,7 +5,7 @@ The energy is a Poisson-minibatch one, U(v) = log(1 + kappa (v + 1)) on v in [0,
 with a bilinear factor at x_j = 1; its weight sum_S s_phi scales error and bound alike, so it is
 1 here). Its branch point at v = -(1 + 1 / kappa) limits the Bernstein ellipse; V(rho) is the
 largest |U| on the ellipse's boundary (the maximum modulus principle), and the bound is the least
-over rho. The interpolant is the samplers' own (first-kind points, ``continuous_reference``),
+over rho. The interpolant is the samplers' own (first-kind points, the registered PGITS's parts),
 while Trefethen states the theorem for second-kind points: that difference is what can fail.
 """
 
@@ -17,11 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from implementations.minibatch_gibbs.continuous_reference import (
-    cheb_coefficients,
-    cheb_plan,
-    clenshaw,
-)
+from harness.registry import registry_for
 
 #: kappa = L / (lambda M_phi) phi-scale: 1/4 is lambda = 2L on the spin model, larger kappa
 #: a smaller lambda and a branch point nearer [0, 1].
@@ -54,10 +50,11 @@ def bound(kappa: float, m: int, n_rho: int = 200, n_arc: int = 2000) -> tuple[fl
 
 def interpolation_error(kappa: float, m: int, n_grid: int = 4001) -> float:
     """max |U~ - U| on [-1, 1], U~ the samplers' degree-m interpolant."""
-    t, table = cheb_plan(m)
-    c = cheb_coefficients(energy(kappa, t).real.tolist(), table.tolist())
+    part = registry_for(()).get("pgits").part  # PGITS's own interpolant
+    t, table = part("cheb_plan")(m)
+    c = part("cheb_coefficients")(energy(kappa, t).real.tolist(), table.tolist())
     grid = np.linspace(-1.0, 1.0, n_grid)
-    approx = np.array([clenshaw(c, float(x)) for x in grid])
+    approx = np.array([part("clenshaw")(c, float(x)) for x in grid])
     return float(np.abs(approx - energy(kappa, grid).real).max())
 
 

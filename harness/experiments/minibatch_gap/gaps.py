@@ -18,10 +18,9 @@ from scipy.stats import poisson
 
 from harness.declare import Config, Declared, param
 from harness.gates.mcmc import clean_kernel, gap_with_error, spectral_gap
-from harness.registry import build_registry
+from harness.registry import build_registry, registry_for
 from harness.targets.factor_graph import FactorGraphTarget, potts_grid, random_factor_graph
 from harness.tasks import Records, SeedKey
-from implementations.minibatch_gibbs import exact
 
 OBSERVABLES = ("energy", "frac0")
 IMPL = "numba"
@@ -160,6 +159,12 @@ def grid_size(target: FactorGraphTarget, lam: float, tail: float) -> float:
     return worst
 
 
+def exact_matrix(algorithm: str, part: str) -> Any:
+    """The registered ``algorithm``'s exact transition matrix builder ``part``: the one its
+    invariance and gap gates use."""
+    return registry_for(()).get(algorithm).part(part)
+
+
 def exact_key(g: GraphSpec, lam: float) -> str:
     return f"exact|{g.name}|lam={lam:.12g}"
 
@@ -168,10 +173,10 @@ def run_exact(g: GraphSpec, lam: float, label: str, config: MinibatchGapConfig) 
     t0 = time.perf_counter()
     t = graph_target(g, config.seed)
     pi, L = t.pmf, t.L
-    gap_gibbs = spectral_gap(exact.gibbs_matrix(t), pi)
-    gap_mh = spectral_gap(exact.metropolis_matrix(t), pi)
-    pg = exact.poisson_gibbs_matrix(t, lam, tail=config.tail)
-    pmh = exact.poisson_mh_matrix(t, lam, tail=config.tail)
+    gap_gibbs = spectral_gap(exact_matrix("gibbs", "gibbs_matrix")(t), pi)
+    gap_mh = spectral_gap(exact_matrix("poisson-mh", "metropolis_matrix")(t), pi)
+    pg = exact_matrix("poisson-gibbs", "poisson_gibbs_matrix")(t, lam, tail=config.tail)
+    pmh = exact_matrix("poisson-mh", "poisson_mh_matrix")(t, lam, tail=config.tail)
     gap_pg, err_pg = gap_with_error(pg.P, pi, pg.truncation_bound)
     gap_pmh, err_pmh = gap_with_error(pmh.P, pi, pmh.truncation_bound)
     b1 = math.exp(-4.0 * L * L / lam) if lam >= 2.0 * L else None  # Thm. 1: lam >= 2L only
@@ -291,9 +296,10 @@ def run_chain(
     cmp: dict[str, Any] | None = None
     if c.graph != "potts":  # the exact gap; the same estimators on the exact rho_f(k)
         if lam is None:
-            P = exact.gibbs_matrix(target)
+            P = exact_matrix("gibbs", "gibbs_matrix")(target)
         else:
-            P = clean_kernel(exact.poisson_gibbs_matrix(target, lam, tail=config.tail).P.copy())[0]
+            build = exact_matrix("poisson-gibbs", "poisson_gibbs_matrix")
+            P = clean_kernel(build(target, lam, tail=config.tail).P.copy())[0]
         pi = target.pmf
         cmp = {"gap": spectral_gap(P, pi)}
         for o, f in observables(target, target.states()).items():

@@ -23,6 +23,8 @@ from harness.display import cell, fmt, table
 from harness.experiments import claims as cl
 from harness.experiments.framework import Column, Experiment, task
 from harness.experiments.plots import Line, group, line_figure
+from harness.registry import registry_for
+from harness.spec import Draws, sample
 from harness.targets.box_density import clutter
 from harness.targets.logistic_box import GENERATED, MIKA_SIZES, mika_kind, mika_logistic
 from harness.targets.pm_examples import (
@@ -33,15 +35,15 @@ from harness.targets.pm_examples import (
     with_sgd_bound,
 )
 from harness.tasks import Records, Task
-from implementations.astar import pm_fast
 
 TRAJECTORY = {"estimator": "trajectory", "particles": 4, "step": 0.5}  # ours: 004 tunes SGD
-#: The searches: label -> (selection rule, parameters); A* stops on its regions' bounds.
+#: The searches: label -> (registered algorithm, parameters), each the Numba build through
+#: the registry; A* stops on its regions' bounds, the others on the box's one bound.
 SEARCHES: dict[str, tuple[str, dict[str, Any]]] = {
-    "PM-A*": ("probability-matching", {"stop_bound": "global"}),
-    "PM-A* (trajectory)": ("probability-matching", {"stop_bound": "global", **TRAJECTORY}),
-    "A*": ("max-bound", {"stop_bound": "regions"}),
-    "A* without a bound": ("max-gumbel", {"stop_bound": "global"}),
+    "PM-A*": ("pm-astar", {"stop_bound": "global"}),
+    "PM-A* (trajectory)": ("pm-astar", {"stop_bound": "global", **TRAJECTORY}),
+    "A*": ("astar-pm-search", {}),
+    "A* without a bound": ("astar-nobound", {}),
 }
 EDGES = np.linspace(-6.0, 6.0, 61)  # Fig. 2a's histogram grid
 #: A*'s bound: a true one (ours) or 004 Sec. 5.3's SGD estimate of the box's maximum; with
@@ -56,6 +58,12 @@ SGD_NO_STOP = 1e4
 SGD_PROBLEMS = ("clutter", "logistic")
 
 
+def search(algorithm: str, target: Any, n: int, rng: np.random.Generator, **params: Any) -> Draws:
+    """``n`` draws of the registered ``algorithm``'s Numba build (what ``harness verify``
+    gates)."""
+    return sample(registry_for(()).get(algorithm), "numba", target, n, rng, **params)
+
+
 def _searches(target: Any) -> dict[str, tuple[str, dict[str, Any]]]:
     """The searches that apply (the trajectory needs a gradient)."""
     grad = target.log_lik_grad is not None
@@ -66,9 +74,9 @@ def mixture_task(draws: int, rng: np.random.Generator) -> list[dict[str, Any]]:
     """Exact draws of each search on the Sec. 5.1 mixture, against its quadrature truth."""
     target = bimodal_mixture()
     out = []
-    for label, (select, params) in _searches(target).items():
+    for label, (algorithm, params) in _searches(target).items():
         t0 = time.perf_counter()
-        d = pm_fast.pm_search(target, draws, rng, select, **params)
+        d = search(algorithm, target, draws, rng, **params)
         wall = time.perf_counter() - t0
         x = np.asarray(d.values, dtype=float)
         gumbel = d.extras["gumbel_max"] - target.log_normaliser
@@ -114,14 +122,14 @@ def trace_task(
             (ASTAR_OF[b], SEARCHES[ASTAR], with_sgd_bound(target, problem, *sgd, far), own)
         )
     warm = np.random.default_rng(0)
-    for _, (select, params), t, _ in runs_of:  # compile for each target before any timing
-        pm_fast.pm_search(t, 1, warm, select, horizon=2, **params)
+    for _, (algorithm, params), t, _ in runs_of:  # compile for each target before any timing
+        search(algorithm, t, 1, warm, horizon=2, **params)
     fields = ("trace", "exact", "run_wall_s", "evals", "bounds", "loglik", "expanded")
     got: dict[str, dict[str, list[Any]]] = {lb: {k: [] for k in fields} for lb, *_ in runs_of}
     for _ in range(runs):
-        for label, (select, params), t, r in runs_of:
+        for label, (algorithm, params), t, r in runs_of:
             t0 = time.perf_counter()
-            d = pm_fast.pm_search(t, 1, r, select, horizon=horizon, **params)
+            d = search(algorithm, t, 1, r, horizon=horizon, **params)
             g = got[label]
             g["run_wall_s"].append(time.perf_counter() - t0)
             trace = d.extras["trace"][0]  # after an exact stop, held at the final value

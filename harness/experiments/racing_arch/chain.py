@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from scipy.linalg import solve_triangular
 
+from harness.registry import registry_for
+from harness.spec import Draws, sample
 from harness.targets import arch
 from harness.targets.arch import MODELS, ArchData, ModelFit
 from harness.targets.discrete import DiscreteFactorTarget
 from harness.tasks import Records
-from implementations.racing.reference import race_two_arms
 
 if TYPE_CHECKING:
     from harness.experiments.racing_arch import ArchConfig
@@ -49,6 +50,24 @@ def config_returns(config: ArchConfig) -> tuple[np.ndarray, dict[str, Any]]:
         "true_alpha": list(config.true_alpha),
         "true_nu": config.true_nu,
     }
+
+
+def race_two_arms(
+    rewards: Any, N: int, order: np.ndarray, delta: float, m1: int
+) -> tuple[bool, int]:
+    """Sub's MH test: racing-mh's race of 000 Eq. 12 as registered (its reference, which
+    ``harness verify`` gates through racing-mh's chains)."""
+    return registry_for(()).get("racing-mh").part("race_two_arms")(rewards, N, order, delta, m1)
+
+
+def racing_normal(
+    target: DiscreteFactorTarget, n: int, rng: np.random.Generator, delta: float, m1: int
+) -> Draws:
+    """Sub's draw of q: the registered Racing-Normal (Numba build, pairwise variance), each
+    draw with the exact answer beside it."""
+    spec = registry_for(()).get("racing-normal")
+    kw = {"delta": delta, "m1": m1, "variance": "pairwise", "exact_answer": True}
+    return sample(spec, "numba", target, n, rng, **kw)
 
 
 @functools.lru_cache(maxsize=4)
@@ -323,8 +342,6 @@ def gibbs_racing(
     """Racing-Normal draw of q, counted against the exact draw; both control variates'
     variance cuts are measured at every draw. ``probe`` sees the race's rewards, f_0, Gumbel
     noise and outcome."""
-    from implementations.racing import fast  # Numba: compiled on first use, cached
-
     cfg = problem.config
     L, sig2 = arch.model_terms(problem.data, st.phis)
     residuals = {}
@@ -335,9 +352,7 @@ def gibbs_racing(
             tally.cv_log10.setdefault(f"{kind}_{name}", []).append(value)
     target = DiscreteFactorTarget(residuals.get(cfg.control_variate, L), _gibbs_f0(problem, st))
     before = st.rng.bit_generator.state if probe is not None else None
-    draw = fast.racing_normal(
-        target, 1, st.rng, delta=cfg.delta, m1=cfg.m1, variance="pairwise", exact_answer=True
-    )
+    draw = racing_normal(target, 1, st.rng, cfg.delta, cfg.m1)
     st.k = int(draw.values[0])
     tally.gibbs_evals += int(draw.evals)
     tally.gibbs_draws += 1

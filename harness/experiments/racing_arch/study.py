@@ -50,12 +50,11 @@ from harness.declare import Declared, param
 from harness.display import cell, fmt, table
 from harness.experiments import claims as c
 from harness.experiments.racing_arch import chain
+from harness.registry import registry_for
 from harness.targets import arch
 from harness.targets.arch import MODELS
 from harness.targets.discrete import DiscreteFactorTarget
 from harness.tasks import Records
-from implementations.racing.bounds import b_normal
-from implementations.racing.reference import race_two_arms
 
 if TYPE_CHECKING:
     from harness.experiments.racing_arch import ArchConfig
@@ -184,7 +183,9 @@ class Diagnosis:
             if rewards == "gaussian":
                 R = gaussian_surrogate(R, self.rng)
             target = DiscreteFactorTarget(R, race.log_f0)
-            draws = _racing_normal(target, self.study.reraces, self.rng, cfg.delta, self._m1(m1))
+            draws = chain.racing_normal(
+                target, self.study.reraces, self.rng, cfg.delta, self._m1(m1)
+            )
             errors = int(np.count_nonzero(draws.values != draws.extras["exact"]))
             self._tally("gibbs", reading, errors, self.study.reraces, int(draws.evals))
         self.states["gibbs"] += 1
@@ -202,7 +203,9 @@ class Diagnosis:
             exact = bool(R[1].sum() > R[0].sum())
             errors = evals = 0
             for _ in range(self.study.reraces):
-                accept, used = race_two_arms(R, N, self.rng.permutation(N), cfg.delta, self._m1(m1))
+                accept, used = chain.race_two_arms(
+                    R, N, self.rng.permutation(N), cfg.delta, self._m1(m1)
+                )
                 errors += int(accept != exact)
                 evals += 2 * used
             self._tally("mh", reading, errors, self.study.reraces, evals)
@@ -243,16 +246,6 @@ class Diagnosis:
         return out
 
 
-def _racing_normal(
-    target: DiscreteFactorTarget, n: int, rng: np.random.Generator, delta: float, m1: int
-) -> Any:
-    from implementations.racing import fast  # Numba: compiled on first use, cached
-
-    return fast.racing_normal(
-        target, n, rng, delta=delta, m1=m1, variance="pairwise", exact_answer=True
-    )
-
-
 def study_task(
     config: ArchConfig, study: Study, N: int, pseudo: float = 1.0, step: float = 1.0
 ) -> Records:
@@ -287,6 +280,7 @@ def study_task(
     for it in range(study.sweeps):
         chain.sweep(problem, "sub", st, run, probe if it % study.every == 0 else None)
     D = len(MODELS)
+    b_normal = registry_for(()).get("racing-normal").part("b_normal")
     bounds = {
         "gibbs": b_normal(cfg.delta / (D - 1), N, cfg.m1),
         "mh": b_normal(cfg.delta, N, cfg.m1),

@@ -158,10 +158,17 @@ def test_bad_budget_options(small) -> None:
     for impl in (continuous_reference, continuous_fast):
         with pytest.raises(ValueError, match="max_proposals"):
             impl.run(small, 2, np.random.default_rng(0), None, "rejection", False, max_proposals=-1)
-        with pytest.raises(ValueError, match="envelope"):
-            impl.run(
-                small, 2, np.random.default_rng(0), None, "rejection", False, envelope=math.inf
-            )
+        for envelope in (-math.inf, math.nan):
+            with pytest.raises(ValueError, match="envelope"):
+                impl.run(
+                    small, 2, np.random.default_rng(0), None, "rejection", False, envelope=envelope
+                )
+        # +inf, the registered default, is no envelope: the exact bound.
+        runs = [
+            impl.run(small, 5, np.random.default_rng(3), None, "rejection", False, envelope=e)
+            for e in (None, math.inf)
+        ]
+        np.testing.assert_array_equal(runs[0].values, runs[1].values)
 
 
 def test_pgda_matches_the_quadrature_posterior(small) -> None:
