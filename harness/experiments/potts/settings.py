@@ -80,8 +80,9 @@ _NOTES = (
     "uniform(1/D) (the convention of the paper's code). Every state after each single-site step "
     "counts, from step 1 (no burn-in); start: all sites at value 0.",
     "Time: only the sampler calls (Numba, compiled beforehand) are timed, chunk by chunk. The "
-    "DoubleMIN wrapper rebuilds a global alias table at every call (~50 ms here): a one-step "
-    "call's time (median of 3) is the set-up, counted once per run and taken off every chunk. "
+    "DoubleMIN wrapper rebuilds a global alias table at every call: a one-step call's time "
+    "(median of 3; the set-up column) is the set-up, counted once per run and taken off every "
+    "chunk. "
     "Its kernel also draws a fresh estimate of the current energy at each call, so chunk "
     "boundaries refresh its pseudo-marginal state.",
     "exp(-1.5 d^2) underflows to 0 for far pairs (d^2 > ~496), so those factors are absent: "
