@@ -3,7 +3,8 @@
 A sampler is described by a frozen :class:`AlgorithmSpec`. Its parameters are :class:`Param`
 records, and :func:`AlgorithmSpec.validate` is the one place where a parameter value is checked.
 Implementations return :class:`Draws` (independent draws) or :class:`Chain` (Markov chains); both
-carry the number of likelihood (factor) evaluations spent, because cost is part of the result.
+carry the number of likelihood (factor) evaluations spent, because cost is part of the result,
+and ``extras`` whose fields harness/extras.py declares.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 import numpy as np
+
+from harness.extras import ExtraField, check_extras, check_field
 
 Guarantee = Literal["exact", "approximate", "mcmc"]
 Entry = Literal["draw", "run_chain"]
@@ -240,6 +243,8 @@ class AlgorithmSpec:
     #: variables): a gate that starts chains from exact draws of x warms them up first.
     auxiliary_state: bool = False
     parts: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    #: Fields of ``extras`` this sampler returns beyond the shared ones of harness/extras.py.
+    extra_fields: tuple[ExtraField, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
@@ -273,6 +278,8 @@ class AlgorithmSpec:
             if not callable(fn):
                 raise ValueError(f"spec {self.name!r}: part {name!r} is not callable")
         object.__setattr__(self, "parts", MappingProxyType(dict(self.parts)))
+        fields = tuple(check_field(f) for f in self.extra_fields)
+        object.__setattr__(self, "extra_fields", fields)
         object.__setattr__(self, "target_kinds", tuple(self.target_kinds))
         object.__setattr__(self, "checks", tuple(self.checks))
         for check in self.checks:
@@ -412,7 +419,9 @@ def sample(
     checked = spec.validate(params)
     if spec.target_check is not None:
         spec.target_check(target, checked)
-    return fn(target, n, rng, **start, **checked)
+    out = fn(target, n, rng, **start, **checked)
+    check_extras(out.extras, n, f"{spec.name!r} ({impl})", spec.extra_fields)
+    return out
 
 
 def rerun_for(spec: AlgorithmSpec, impl: str, params: Mapping[str, Any]) -> Callable[..., Any]:

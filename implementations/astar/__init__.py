@@ -118,6 +118,25 @@ def _check_unimodal(target: Any, params: Mapping[str, Any]) -> None:
 
 _spec = family_spec("astar", guarantee="exact", target_kinds=("box-density",))
 
+
+def _in_pm_search(
+    name: str, where: str, summary: str, problems: tuple[str, ...], **fields: Any
+) -> AlgorithmSpec:
+    """A selection rule of PM-A*'s search with no parameters of its own (004): its entry of
+    the same name in both builds, with a horizon, the audit and the bound report."""
+    entry = name.replace("-", "_")
+    return _spec(
+        name=name,
+        paper=f"004_b270422b62f00607.txt, {where}",
+        implementations=implemented(getattr(pm_reference, entry), getattr(pm_fast, entry)),
+        params=(_HORIZON, _AUDIT, _REPORT),
+        summary=summary,
+        checks=(Check(problems=problems),),
+        kernels=(pm_fast.pm_search_kernel, audit_fast.complete_all),
+        **fields,
+    )
+
+
 #: PM-A*'s Python search costs about 1 ms a draw (a heap of regions and a tree of truncated
 #: Gumbels per draw): the whole 2e4-draw stream of its seven cases took over two minutes of a
 #: verify run. Beside the Numba twin the reference runs its first 2000 draws by default;
@@ -269,27 +288,20 @@ ASTAR_FAMILY: list[AlgorithmSpec] = [
         target_check=_check_gradient,
         agreement=SLOW_PM_REFERENCE,
     ),
-    _spec(
-        name="astar-nobound",
-        paper="004_b270422b62f00607.txt, Alg. 3 (Appx. D)",
-        implementations=implemented(pm_reference.astar_nobound, pm_fast.astar_nobound),
-        params=(_HORIZON, _AUDIT, _REPORT),
-        summary="A* sampling without a bound: expand the region with the largest Gumbel; "
-        "exact once the best value beats that Gumbel plus the one bound of the whole box "
-        "(rejection sampling's cost).",
-        checks=(Check(problems=GLOBAL_STOP_PROBLEMS),),
-        kernels=(pm_fast.pm_search_kernel, audit_fast.complete_all),
+    _in_pm_search(
+        "astar-nobound",
+        "Alg. 3 (Appx. D)",
+        "A* sampling without a bound: expand the region with the largest Gumbel; exact once the "
+        "best value beats that Gumbel plus the one bound of the whole box (rejection sampling's "
+        "cost).",
+        GLOBAL_STOP_PROBLEMS,
     ),
-    _spec(
-        name="astar-pm-search",
-        paper="004_b270422b62f00607.txt, Sec. 5 (A* of 001 Alg. 2 as the baseline)",
-        implementations=implemented(pm_reference.astar_pm_search, pm_fast.astar_pm_search),
-        params=(_HORIZON, _AUDIT, _REPORT),
-        summary="A* sampling run by PM-A*'s search, the baseline 004's figures time: expand "
-        "the region with the largest bound; exact once the best value beats every region's "
-        "own bound.",
-        checks=(Check(problems=("pm-mixture", "clutter-D1")),),
-        kernels=(pm_fast.pm_search_kernel, audit_fast.complete_all),
+    _in_pm_search(
+        "astar-pm-search",
+        "Sec. 5 (A* of 001 Alg. 2 as the baseline)",
+        "A* sampling run by PM-A*'s search, the baseline 004's figures time: expand the region "
+        "with the largest bound; exact once the best value beats every region's own bound.",
+        ("pm-mixture", "clutter-D1"),
         agreement=SLOW_PM_REFERENCE,
     ),
     _spec(

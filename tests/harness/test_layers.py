@@ -19,7 +19,8 @@ HARNESS = ROOT / "harness"
 
 #: Ground first. A room imports only rooms of lower layers.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("spec", "store", "display", "numba_cache"),
+    ("extras", "store", "display", "numba_cache"),
+    ("spec",),
     ("tasks", "devices", "targets", "declare"),
     ("gates", "workers"),
     ("figures", "checks"),
