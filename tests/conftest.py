@@ -5,12 +5,14 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# Each pytest-xdist worker compiles into a Numba cache of its own (and the subprocesses its
-# tests start use it too): two processes writing one function's cache at once can leave an
-# index that points at another signature's machine code, a segfault on the next load
-# (numba/numba#4807). Set before any kernel is decorated; the plugin's own imports decorate none.
+# The pytest-xdist workers share one Numba cache (and the subprocesses their tests start use it
+# too), so each kernel compiles once per run, not once per worker. Two processes saving one
+# function's cache at once could leave an index pointing at another signature's machine code
+# (numba/numba#4807); importing ``harness`` installs the file lock that prevents it
+# (harness/numba_cache.py), and every kernel is defined under a module that imports it. Set
+# before any kernel is decorated; the plugin's own imports decorate none.
 if os.environ.get("PYTEST_XDIST_WORKER"):
-    os.environ["NUMBA_CACHE_DIR"] = str(ROOT / ".numba-cache" / os.environ["PYTEST_XDIST_WORKER"])
+    os.environ["NUMBA_CACHE_DIR"] = str(ROOT / ".numba-cache" / "tests")
 # CI has no GPU: the ``cuda`` key's kernels run in numba-cuda's simulator on tiny problems
 # (tests/implementations/test_cuda_contracts.py). HARNESS_REAL_CUDA=1 runs them on a device.
 if os.environ.get("HARNESS_REAL_CUDA") != "1":
