@@ -9,15 +9,22 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from arviz_stats.base import array_stats
 
 from harness.gates.result import GateResult
 from harness.spec import Param
 
 
+def array_stats():
+    """arviz-stats' array functions, imported on first use: the import costs about a second,
+    which every CLI call and worker process would otherwise pay before doing anything."""
+    from arviz_stats.base import array_stats as stats
+
+    return stats
+
+
 def _bulk_ess(x: np.ndarray) -> float:
     """Bulk ESS of x with shape (chains, draws), rank-normalised (Vehtari et al. 2021)."""
-    return float(array_stats.ess(x, chain_axis=-2, draw_axis=-1, method="bulk"))
+    return float(array_stats().ess(x, chain_axis=-2, draw_axis=-1, method="bulk"))
 
 
 def bulk_ess(chains: np.ndarray) -> float | None:
@@ -45,7 +52,7 @@ def autocorrelation(chain: np.ndarray, lags: int | None = None) -> list[float] |
         lags = Param("lags", 0, int, low=0).check(lags)
     if x.size < 2 or np.all(x == x[0]):
         return None
-    rho = array_stats.autocorr(x)
+    rho = array_stats().autocorr(x)
     return [float(v) for v in (rho if lags is None else rho[: lags + 1])]
 
 
@@ -59,8 +66,10 @@ def ess_rhat(chains: np.ndarray, min_ess: float = 400.0, max_rhat: float = 1.01)
     if x.ndim != 2 or x.shape[1] < 4:
         raise ValueError(f"chains must have shape (n_chains, n_draws >= 4), got {x.shape}")
     bulk = _bulk_ess(x)
-    tail = float(array_stats.ess(x, chain_axis=-2, draw_axis=-1, method="tail", prob=(0.05, 0.95)))
-    rhat = float(array_stats.rhat(x, chain_axis=-2, draw_axis=-1, method="rank"))
+    tail = float(
+        array_stats().ess(x, chain_axis=-2, draw_axis=-1, method="tail", prob=(0.05, 0.95))
+    )
+    rhat = float(array_stats().rhat(x, chain_axis=-2, draw_axis=-1, method="rank"))
     ok = bool(bulk >= min_ess and (x.shape[0] < 2 or rhat <= max_rhat))
     return GateResult.of_bound(
         "ess",

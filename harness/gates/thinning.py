@@ -24,7 +24,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from arviz_stats.base import array_stats
+
+from harness.gates.mcmc import array_stats
 
 #: Default correlation allowed between consecutive kept states in the slowest direction. At 0.02
 #: the chi-square's size is within ~4% of alpha at 0.05 (~8% at 0.001) on the tiny factor graphs
@@ -102,7 +103,7 @@ def thinning_lag(
         rows = np.vstack([rows, slowest_linear_combination(rows)])
         varying = np.append(varying, x.shape[0])
     ess = np.asarray(
-        array_stats.ess(rows[:, None, :], chain_axis=-2, draw_axis=-1, method="bulk"),
+        array_stats().ess(rows[:, None, :], chain_axis=-2, draw_axis=-1, method="bulk"),
         dtype=np.float64,
     ).reshape(-1)
     # A non-finite estimate (too few changes to estimate from) counts as no independence at all:
