@@ -165,30 +165,16 @@ def test_the_discrete_minibatch_gibbs_family_verifies_with_both_implementations(
     assert " agreement " in out.stdout
 
 
-@pytest.mark.parametrize(
-    ("names", "gates"),
-    [
-        # The Poisson DA chain meets the chain gates (thinned chi-square, ESS); the exact Gibbs
-        # step's conditional-PIT gate has its own tests (checks/test_verification_gates.py).
-        (("pgda",), ("chi-square-thinned", "ess")),
-        # 53 s: all six, as `make run`'s verify runs them.
-        pytest.param(
-            ("gibbs-rejection", "pg-rejection", "gibbs-its", "pgits", "gibbs-da", "pgda"),
-            ("chi-square-thinned", "conditional-pit", "ess"),
-            marks=pytest.mark.slow,
-        ),
-    ],
-    ids=("pgda", "all"),
-)
-def test_the_continuous_minibatch_gibbs_samplers_verify(tmp_path, names, gates):
+def test_the_continuous_minibatch_gibbs_samplers_verify(tmp_path):
     """003 Sec. 3: rejection, ITS and DA samplers, plain and Poisson, on continuous graphs."""
+    names = ("gibbs-rejection", "pg-rejection", "gibbs-its", "pgits", "gibbs-da", "pgda")
     out = harness(
         "verify",
         *(arg for name in names for arg in ("--algorithm", name)),
         *("--impl", "numba", "--out", str(tmp_path / "run"), "--no-progress", "--verbose"),
     )
     assert out.returncode == 0, out.stdout + out.stderr
-    for gate in gates:
+    for gate in ("chi-square-thinned", "conditional-pit", "ess"):
         assert f" {gate} " in out.stdout
 
 
