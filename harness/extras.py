@@ -99,14 +99,14 @@ def check_extras(
 ) -> None:
     """Every field of ``extras`` is declared (shared or ``own``) and has its declared shape for
     a call of ``n`` draws or steps; ``who`` names the sampler in the error."""
-    fields = {**EXTRA_FIELDS, **{f.name: f for f in own}}
+    mine = {f.name: f for f in own}
     for name, value in extras.items():
-        field = fields.get(name)
+        field = EXTRA_FIELDS.get(name) or mine.get(name)
         if field is None:
             raise ValueError(
                 f"{who} returned extras[{name!r}], a field declared nowhere; valid: "
-                f"{', '.join(sorted(fields))} (declare a sampler's own fields in its spec's "
-                "extra_fields)"
+                f"{', '.join(sorted({*EXTRA_FIELDS, *mine}))} (declare a sampler's own fields in "
+                "its spec's extra_fields)"
             )
         shape = np.shape(value)
         if field.per == "item" and (len(shape) == 0 or shape[0] != n):

@@ -10,6 +10,7 @@ for Gibbs-ITS / Gibbs-DA we add the same correction with the full local energy).
 """
 
 import math
+from types import MappingProxyType
 
 from harness.spec import AlgorithmSpec, Param
 from implementations.minibatch_gibbs import continuous_fast as fast
@@ -60,13 +61,17 @@ ENVELOPE = Param(
     doc="log w of 003 Sec. 4.2-4.3's tuned proposal w g: accept with min(1, exp(E(v) - log w)), "
     "biased where log w < E; inf: the exact bound E_max",
 )
-INTERPOLANT = {
-    "cheb_plan": reference.cheb_plan,
-    "cheb_coefficients": reference.cheb_coefficients,
-    "clenshaw": reference.clenshaw,
-}
-#: Away from their defaults the rejection steps are not exact Gibbs steps: the checks keep them.
+#: Away from their defaults the rejection steps are not exact Gibbs steps; the checks run the
+#: defaults.
 _BUDGET = (MAX_PROPOSALS, ENVELOPE)
+#: The Chebyshev interpolant the ITS and DA steps build (first-kind points, Clenshaw).
+INTERPOLANT = MappingProxyType(
+    {
+        "cheb_plan": reference.cheb_plan,
+        "cheb_coefficients": reference.cheb_coefficients,
+        "clenshaw": reference.clenshaw,
+    }
+)
 
 _ROWS = (
     ("gibbs-rejection", "gibbs_rejection", _BUDGET, "Sec. 4.2 baseline",
@@ -98,7 +103,6 @@ CONTINUOUS_FAMILY: list[AlgorithmSpec] = [
         kernels=fast.KERNELS,
         # Rejection against the exact envelope draws the conditional exactly, one site a step.
         conditional_steps=name == "gibbs-rejection",
-        # The Chebyshev interpolant the ITS and DA steps build (first-kind points, Clenshaw).
         parts=INTERPOLANT if M_DEGREE in params else {},
     )
     for name, fn, params, where, summary in _ROWS

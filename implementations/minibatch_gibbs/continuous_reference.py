@@ -302,7 +302,7 @@ def check_budget(max_proposals: Any, envelope: Any) -> tuple[int, float | None]:
         raise ValueError(f"max_proposals = {max_proposals!r}; valid: an integer >= 0 (0: none)")
     if max_proposals < 0:
         raise ValueError(f"max_proposals = {max_proposals!r}; valid: an integer >= 0 (0: none)")
-    if envelope is not None and not isinstance(envelope, bool) and envelope == math.inf:
+    if envelope == math.inf:
         envelope = None
     if envelope is not None:
         ok = isinstance(envelope, int | float) and not isinstance(envelope, bool)

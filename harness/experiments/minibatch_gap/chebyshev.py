@@ -54,7 +54,8 @@ def interpolation_error(kappa: float, m: int, n_grid: int = 4001) -> float:
     t, table = part("cheb_plan")(m)
     c = part("cheb_coefficients")(energy(kappa, t).real.tolist(), table.tolist())
     grid = np.linspace(-1.0, 1.0, n_grid)
-    approx = np.array([part("clenshaw")(c, float(x)) for x in grid])
+    clenshaw = part("clenshaw")
+    approx = np.array([clenshaw(c, float(x)) for x in grid])
     return float(np.abs(approx - energy(kappa, grid).real).max())
 
 
