@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 import numpy as np
 from scipy import stats
-from statsmodels.stats.power import GofChisquarePower
 
 from harness.gates.ecdf_bands import ecdf_band
 from harness.gates.power import chisquare_false_pass, ks_false_pass
@@ -42,6 +41,8 @@ def pool_cells(expected: np.ndarray, min_expected: float = 5.0) -> np.ndarray:
 def chisquare_detectable(n: int, bins: int, alpha: float) -> float:
     if bins < 2:
         return math.nan
+    from statsmodels.stats.power import GofChisquarePower  # pandas with it: on first use
+
     return float(
         GofChisquarePower().solve_power(
             effect_size=None, nobs=n, alpha=alpha, power=POWER, n_bins=bins

@@ -35,9 +35,9 @@ import math
 import warnings
 
 import numpy as np
-from arviz_stats.base import array_stats
 from scipy import stats
 
+from harness.gates.mcmc import array_stats
 from harness.gates.multiple import holm
 from harness.gates.result import GateResult
 
@@ -64,8 +64,9 @@ def mcse_of_mean(trace: np.ndarray) -> tuple[float, float]:
     x = np.asarray(trace, dtype=np.float64)[None, :]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        mcse = float(array_stats.mcse(x, method="mean"))
-        ess = float(array_stats.ess(x, method="mean"))
+        stats = array_stats()
+        mcse = float(stats.mcse(x, method="mean"))
+        ess = float(stats.ess(x, method="mean"))
     return mcse, ess
 
 

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 from scipy import stats
-from statsmodels.stats.power import GofChisquarePower
 
 #: The named bug of each measure (module docstring).
 KS_EFFECT = 0.05
@@ -100,6 +99,8 @@ def chisquare_false_pass(
     _check("alpha", alpha, 0.0, 1.0)
     if bins < 2:
         return FalsePass(1.0, effect, "Cohen's w", False)
+    from statsmodels.stats.power import GofChisquarePower  # pandas with it: on first use
+
     power = GofChisquarePower().power(effect_size=effect, nobs=n, alpha=alpha, n_bins=bins)
     return FalsePass(float(min(max(1.0 - power, 0.0), 1.0)), effect, "Cohen's w", False)
 

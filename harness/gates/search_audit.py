@@ -25,7 +25,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from statsmodels.stats.proportion import proportion_confint
 
 from harness.gates.power import FalsePass
 from harness.gates.result import GateResult, Supplement
@@ -87,6 +86,8 @@ def run_to_completion(extras: Mapping[str, np.ndarray], alpha: float) -> GateRes
     audited = int(changed.size - np.sum(capped & ~changed))
     high = 1.0
     if audited:
+        from statsmodels.stats.proportion import proportion_confint  # on first use
+
         _, high = proportion_confint(n_changed, audited, alpha=2 * alpha, method="beta")
     gain = 0.0
     if n_changed and "audit_gumbel" in extras and "gumbel_max" in extras:

@@ -38,7 +38,6 @@ from typing import Any
 
 import numpy as np
 from scipy import stats
-from statsmodels.stats.proportion import proportion_confint
 from tqdm import tqdm
 
 from harness.checks.cases import gates_for
@@ -135,6 +134,8 @@ def gate_rate(
         # "greater": the p-values' CDF lies above the uniform one somewhere (too small).
         alternative = "two-sided" if kind == "test" else "greater"
         unif = float(stats.kstest(p, "uniform", alternative=alternative).pvalue)
+    from statsmodels.stats.proportion import proportion_confint  # on first use
+
     low, high = proportion_confint(failed, len(rows), alpha=1 - confidence, method="beta")
     if kind == "test":
         ok = low <= alpha <= high and unif >= UNIFORMITY_LEVEL
@@ -192,6 +193,8 @@ def decide_rate(
 ) -> tuple[str, tuple[float, float]]:
     """(outcome, interval) at one look: the Clopper-Pearson interval at level 1 - level_error
     against :func:`zone`."""
+    from statsmodels.stats.proportion import proportion_confint  # on first use
+
     low, high = proportion_confint(failed, trials, alpha=level_error, method="beta")
     z_low, z_high = zone(kind, alpha, factor)
     if z_low <= low and high <= z_high:

@@ -21,7 +21,6 @@ from harness.checks.cases import plan_cases
 from harness.declare import Config, param
 from harness.display import cell, table
 from harness.experiments.framework import Column, Experiment, task
-from harness.figures import ecdf_band_svg
 from harness.gates.ecdf_bands import ecdf_band
 from harness.registry import build_registry, registry_for
 from harness.spec import LEVELS
@@ -328,6 +327,8 @@ class GateQuality(Experiment[GateQualityConfig]):
         ]
         off = [kg for kg in judged if not kg[1].calibrated]
         near = sorted((kg for kg in judged if kg[1].calibrated), key=lambda kg: kg[1].uniformity_p)
+        from harness.figures import ecdf_band_svg  # matplotlib: only where a page is drawn
+
         figures = []
         for (family, gate), g in [*off, *near[:PASSING_BANDS]]:
             band = ecdf_band(p_values[family, gate], gate)

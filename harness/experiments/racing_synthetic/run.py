@@ -13,7 +13,6 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from statsmodels.stats.proportion import proportion_confint
 
 from harness.declare import Config, Declared, param
 from harness.experiments.claims import CONFIDENCE
@@ -209,6 +208,8 @@ def run_error_setting(s: ErrorSetting, seed: int, *, rng: np.random.Generator) -
     draws = _draws(s.algorithm, target, s.n, rng, delta=s.delta, exact_answer=True, **variance)
     wall = time.perf_counter() - t0
     errors = int(np.count_nonzero(draws.values != draws.extras["exact"]))
+    from statsmodels.stats.proportion import proportion_confint  # on first use
+
     low, high = proportion_confint(errors, s.n, alpha=1.0 - CONFIDENCE, method="beta")
     return [
         {
