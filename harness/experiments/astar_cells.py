@@ -11,7 +11,7 @@ import time
 from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -94,23 +94,50 @@ def cells(records: Records, keep: Callable[[dict[str, Any]], bool] = lambda r: T
     return [r for r in records if r.get("type") == "cell" and keep(r)]
 
 
-def _groups(
-    records: Records, by: Callable[[Any], Any] = lambda seed: seed
-) -> list[list[tuple[tuple[str, float], np.ndarray]]]:
-    """Per data set (``by`` of a record's data seed): each (series, x) with its [liks, bounds,
-    draws]."""
-    groups: dict[Any, list[Any]] = {}
+class DataSet(NamedTuple):
+    """One data set's cells as rows over the keys (series, x) of all the data sets measured
+    together: sums of [liks, bounds, draws] per key, which keys it has, and where each first
+    stands among its cells (so that pooled means keep the order a dict built cell by cell has)."""
+
+    keys: tuple[tuple[str, float], ...]
+    sums: np.ndarray
+    has: np.ndarray
+    first: np.ndarray
+
+
+def _groups(records: Records, by: Callable[[Any], Any] = lambda seed: seed) -> list[DataSet]:
+    """Per data set (``by`` of a record's data seed), its cells' [liks, bounds, draws]."""
+    found: dict[Any, list[Any]] = {}
     for r in cells(records):
-        s = np.array([np.sum(r["liks"]), np.sum(r["bounds"]), len(r["liks"])], dtype=float)
-        groups.setdefault(by(r["target_args"].get("seed")), []).append(((r["series"], r["x"]), s))
-    return list(groups.values())
+        s = [np.sum(r["liks"]), np.sum(r["bounds"]), len(r["liks"])]
+        found.setdefault(by(r["target_args"].get("seed")), []).append(((r["series"], r["x"]), s))
+    keys = tuple(dict.fromkeys(k for g in found.values() for k, _ in g))
+    index = {k: i for i, k in enumerate(keys)}
+    out = []
+    for g in found.values():
+        sums, first = np.zeros((len(keys), 3)), np.full(len(keys), len(g))
+        for position, (k, row) in enumerate(g):
+            sums[index[k]] += row
+            first[index[k]] = min(first[index[k]], position)
+        out.append(DataSet(keys, sums, first < len(g), first))
+    return out
 
 
-def _pool(groups: list[list[tuple[tuple[str, float], np.ndarray]]]) -> Means:
-    tot: dict[tuple[str, float], np.ndarray] = {}
-    for k, s in (p for g in groups for p in g):
-        tot[k] = tot.get(k, 0.0) + s
-    return {k: s[:2] / s[2] for k, s in tot.items()}
+def _pool(groups: list[DataSet]) -> Means:
+    """Mean [liks, bounds] per draw of each key over ``groups`` (a bootstrap resample repeats
+    some). The counts are integers, so their sums are exact in any order; the keys come in the
+    order of their first cell, scanning the groups in turn."""
+    if not groups:
+        return {}
+    has = np.array([g.has for g in groups])
+    tot = np.sum([g.sums for g in groups], axis=0)
+    which = np.argmax(has, axis=0)
+    where = np.array([g.first for g in groups])[which, np.arange(which.size)]
+    present = np.flatnonzero(has.any(axis=0))
+    order = present[np.lexsort((where[present], which[present]))]
+    means = tot[:, :2] / tot[:, 2:]
+    keys = groups[0].keys
+    return {keys[k]: means[k] for k in order}
 
 
 def means(records: Records) -> Means:
