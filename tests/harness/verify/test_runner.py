@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,11 +32,24 @@ def verdict_set(summary):
     )
 
 
-def test_same_seed_same_records_and_reference_shares_numba_seed(tmp_path):
-    a = verify(CONFIG, tmp_path / "a", workers=1, progress=False)
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory):
+    """One finished run of CONFIG (its directory and summary), which the tests below copy
+    where they need a finished run rather than run CONFIG again (about 4 s a run)."""
+    out = tmp_path_factory.mktemp("first") / "run"
+    return out, verify(CONFIG, out, workers=1, progress=False)
+
+
+def copy_of(run, to):
+    shutil.copytree(run[0], to)
+    return to
+
+
+def test_same_seed_same_records_and_reference_shares_numba_seed(tmp_path, first_run):
+    a = first_run[1]
     b = verify(CONFIG, tmp_path / "b", workers=1, progress=False)
     assert a["passed"] and verdict_set(a) == verdict_set(b)
-    recs = load_records(tmp_path / "a" / RECORDS)
+    recs = load_records(first_run[0] / RECORDS)
     seeds = {(r["case"], r["impl"]): tuple(r["seed"]["spawn_key"]) for r in recs}
     for (case, impl), key in seeds.items():
         if impl == "reference":
@@ -45,10 +59,9 @@ def test_same_seed_same_records_and_reference_shares_numba_seed(tmp_path):
         assert r["wall_time"] >= 0 and "evals" in r
 
 
-def test_resume_after_a_torn_write_loses_and_duplicates_nothing(tmp_path):
-    full = verify(CONFIG, tmp_path / "full", workers=1, progress=False)
-    out = tmp_path / "cut"
-    verify(CONFIG, out, workers=1, progress=False)
+def test_resume_after_a_torn_write_loses_and_duplicates_nothing(tmp_path, first_run):
+    full = first_run[1]
+    out = copy_of(first_run, tmp_path / "cut")
     path = out / RECORDS
     lines = path.read_text().splitlines(keepends=True)
     keep = lines[: len(lines) // 2]
@@ -58,7 +71,7 @@ def test_resume_after_a_torn_write_loses_and_duplicates_nothing(tmp_path):
     assert verdict_set(resumed) == verdict_set(full)
     recs = load_records(path)
     ids = [(r["task_id"], r["gate"]) for r in recs]
-    assert len(ids) == len(set(ids)) == len(load_records(tmp_path / "full" / RECORDS))
+    assert len(ids) == len(set(ids)) == len(load_records(first_run[0] / RECORDS))
 
 
 def _processes_naming(text: str) -> list[int]:
@@ -88,6 +101,7 @@ def test_resume_after_sigkill(tmp_path):
         "small-cdf-inversion",
         "--algorithm",
         "small-top-down",
+        *("--impl", "numba"),
         "--out",
         str(out),
         "--workers",
@@ -118,9 +132,8 @@ def test_resume_after_sigkill(tmp_path):
     assert json.loads((out / "summary.json").read_text())["passed"]
 
 
-def test_a_directory_of_another_run_is_left_alone(tmp_path):
-    out = tmp_path / "run"
-    verify(CONFIG, out, workers=1, progress=False)
+def test_a_directory_of_another_run_is_left_alone(tmp_path, first_run):
+    out = copy_of(first_run, tmp_path / "run")
     before = (out / RECORDS).read_text()
     other = RunConfig(
         algorithms=CONFIG.algorithms, impls=CONFIG.impls, plugins=CONFIG.plugins, seed=5
@@ -156,17 +169,16 @@ def test_the_run_manifest_round_trips_through_the_declaration():
     assert "problems" not in RunConfig((), ("numba",)).manifest()
 
 
-def test_process_pool_gives_the_same_verdicts(tmp_path):
-    serial = verify(CONFIG, tmp_path / "s", workers=1, progress=False)
+def test_process_pool_gives_the_same_verdicts(tmp_path, first_run):
+    serial = first_run[1]
     pooled = verify(CONFIG, tmp_path / "p", workers=2, progress=False)
     assert verdict_set(serial) == verdict_set(pooled)
 
 
-def test_changed_code_is_not_resumed_but_moved_aside_on_request(tmp_path, monkeypatch):
+def test_changed_code_is_not_resumed_but_moved_aside_on_request(tmp_path, monkeypatch, first_run):
     import harness.store as store
 
-    out = tmp_path / "run"
-    verify(CONFIG, out, workers=1, progress=False)
+    out = copy_of(first_run, tmp_path / "run")
     real = store.provenance()
     monkeypatch.setattr(store, "provenance", lambda: {**real, "source_digest": "edited"})
     with pytest.raises(ValueError, match="other code"):

@@ -1,6 +1,8 @@
 """PM-A* and A* without a bound (004_b270422b62f00607.txt, Alg. 1 and 3) beyond the registry's
 contract tests: the horizon, the trajectory estimator, the targets' gradients, bad input."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,23 @@ from harness.targets.box_density import clutter, peaky_exponential
 from harness.targets.logistic_box import mika_logistic
 from harness.targets.pm_examples import bimodal_mixture, counter_example, with_sgd_bound
 from implementations.astar import pm_fast, pm_reference
+
+#: Targets by id, built on first use: each compiles its functions with Numba when it is made
+#: (harness.targets.box_probes), which at collection would cost every pytest worker ~4 s.
+TARGETS = {
+    "clutter-D3-seed1": lambda: clutter(3, seed=1),
+    "clutter-D3-seed2": lambda: clutter(3, seed=2),
+    "clutter-D5": lambda: clutter(5, seed=5005),
+    "titanic": lambda: mika_logistic("titanic"),
+    "heart": lambda: mika_logistic("heart"),
+    "mixture": bimodal_mixture,
+    "peaky": lambda: peaky_exponential(5.0),
+}
+
+
+@functools.cache
+def target_named(name):
+    return TARGETS[name]()
 
 
 def _same(a, b):
@@ -30,10 +49,9 @@ def test_a_horizon_stops_early_and_traces_a_best_value_that_never_falls(select):
     assert np.array_equal(draws.extras["gumbel_max"], np.nanmax(trace, axis=1))
 
 
-@pytest.mark.parametrize(
-    "target", [clutter(3, seed=1), mika_logistic("titanic")], ids=["clutter-D3", "logistic"]
-)
-def test_the_trajectory_estimator_is_bit_identical(target):
+@pytest.mark.parametrize("name", ["clutter-D3-seed1", "titanic"])
+def test_the_trajectory_estimator_is_bit_identical(name):
+    target = target_named(name)
     runs = []
     for impl in (pm_reference, pm_fast):
         rng = np.random.default_rng(7)
@@ -46,12 +64,9 @@ def test_the_trajectory_estimator_is_bit_identical(target):
     assert runs[0][0].evals > 40 * 2 * 4
 
 
-@pytest.mark.parametrize(
-    "target",
-    [bimodal_mixture(), clutter(3, seed=2), mika_logistic("heart"), peaky_exponential(5.0)],
-    ids=["mixture", "clutter", "logistic", "peaky"],
-)
-def test_gradients_match_finite_differences(target):
+@pytest.mark.parametrize("name", ["mixture", "clutter-D3-seed2", "heart", "peaky"])
+def test_gradients_match_finite_differences(name):
+    target = target_named(name)
     rng = np.random.default_rng(3)
     for _ in range(3):
         x = target.sample_in(target.lo, target.hi, rng.random(target.d))
@@ -98,10 +113,11 @@ def _boxes(target, rng, count):
 
 
 @pytest.mark.parametrize(
-    ("kind", "target"),
-    [("clutter", clutter(5, seed=5005)), ("logistic", mika_logistic("heart"))],
+    ("kind", "name"),
+    [("clutter", "clutter-D5"), ("logistic", "heart")],
 )
-def test_the_sgd_estimate_lies_below_the_true_bound_and_is_a_function_of_the_box(kind, target):
+def test_the_sgd_estimate_lies_below_the_true_bound_and_is_a_function_of_the_box(kind, name):
+    target = target_named(name)
     """004 Sec. 5.3's SGD "bound" is o at a point of the box: below any true bound."""
     sgd = with_sgd_bound(target, kind)
     assert sgd.data is target.data and sgd.name.endswith("-sgd100x10")
