@@ -60,7 +60,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -304,7 +303,7 @@ def moment_tests(law: ExactLaw, run: Replay) -> list[CVTest]:
 
 
 def moments_gate(
-    law: ExactLaw, run: Replay, plan: Plan, alpha: float, looks: list[Look], seconds: float
+    law: ExactLaw, run: Replay, plan: Plan, alpha: float, looks: list[Look]
 ) -> GateResult:
     """exact-start-moments (module docstring): one CV t-test per statistic, Bonferroni across
     them, weighted Bonferroni across the looks (the last one's is computed here)."""
@@ -338,7 +337,7 @@ def moments_gate(
         f"{_warmup_text(plan)} (tau {plan.tau:.1f}){early}; {s} statistics, t-tests with the "
         f"start as control variate, Bonferroni; worst: {law.names[worst]} {w.estimate:.6g} "
         f"against {law.truth[worst]:.6g} (t = {w.t:.2f}); the law's own error is at most "
-        f"{share:.1%} of a detectable shift; {law.method}; {seconds:.1f} s",
+        f"{share:.1%} of a detectable shift; {law.method}",
         false_pass=_false_pass(tests[h].se / unit, a, law.headline_measure, effect),
     )
 
@@ -469,7 +468,6 @@ def run(
     """The exact-start gates of one case, ``alpha`` split evenly over them. The chains run in
     batches (LOOKS); after each but the last the moments test spends EARLY_WEIGHT of its alpha,
     and a kernel it already rejects stops there (a gross bug costs a fraction of the budget)."""
-    started = time.perf_counter()
     law = exact_law(target)
     names = {p.name for p in getattr(spec, "params", ())}
     thinned = "thin" in names
@@ -495,9 +493,8 @@ def run(
         looks.append(Look(done, min(1.0, len(tests) * min(t.p for t in tests)), EARLY_WEIGHT))
         if looks[-1].p < EARLY_WEIGHT * a:
             break
-    seconds = time.perf_counter() - started
     out = [
-        moments_gate(law, so_far, plan, a, looks, seconds),
+        moments_gate(law, so_far, plan, a, looks),
         end_state_gate(target, law, so_far, plan, a, context.rng),
     ]
     if plan.bright and so_far.bright is not None:
