@@ -96,13 +96,16 @@ def cells(records: Records, keep: Callable[[dict[str, Any]], bool] = lambda r: T
 
 class DataSet(NamedTuple):
     """One data set's cells as rows over the keys (series, x) of all the data sets measured
-    together: sums of [liks, bounds, draws] per key, which keys it has, and where each first
-    stands among its cells (so that pooled means keep the order a dict built cell by cell has)."""
+    together: sums of [liks, bounds, draws] per key, and where each key first stands among its
+    cells (:data:`ABSENT` where it has none), so that pooled means keep the order a dict built
+    cell by cell has."""
 
     keys: tuple[tuple[str, float], ...]
     sums: np.ndarray
-    has: np.ndarray
     first: np.ndarray
+
+
+ABSENT = np.iinfo(np.int64).max
 
 
 def _groups(records: Records, by: Callable[[Any], Any] = lambda seed: seed) -> list[DataSet]:
@@ -115,11 +118,11 @@ def _groups(records: Records, by: Callable[[Any], Any] = lambda seed: seed) -> l
     index = {k: i for i, k in enumerate(keys)}
     out = []
     for g in found.values():
-        sums, first = np.zeros((len(keys), 3)), np.full(len(keys), len(g))
+        sums, first = np.zeros((len(keys), 3)), np.full(len(keys), ABSENT)
         for position, (k, row) in enumerate(g):
             sums[index[k]] += row
             first[index[k]] = min(first[index[k]], position)
-        out.append(DataSet(keys, sums, first < len(g), first))
+        out.append(DataSet(keys, sums, first))
     return out
 
 
@@ -129,10 +132,11 @@ def _pool(groups: list[DataSet]) -> Means:
     order of their first cell, scanning the groups in turn."""
     if not groups:
         return {}
-    has = np.array([g.has for g in groups])
+    firsts = np.array([g.first for g in groups])
+    has = firsts < ABSENT
     tot = np.sum([g.sums for g in groups], axis=0)
     which = np.argmax(has, axis=0)
-    where = np.array([g.first for g in groups])[which, np.arange(which.size)]
+    where = firsts[which, np.arange(which.size)]
     present = np.flatnonzero(has.any(axis=0))
     order = present[np.lexsort((where[present], which[present]))]
     means = tot[:, :2] / tot[:, 2:]

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from harness.display import text_table
+from harness.gates.rates import clopper_pearson
 
 CONFIDENCE = 0.95
 VERDICTS = ("reproduced", "not reproduced", "inconclusive", "setting differs")
@@ -436,11 +437,9 @@ def per_step_count(values: Sequence[float], steps: int, k: int = 1) -> Estimate:
 
 def proportion(k: int, n: int, unit: str = "draws") -> Estimate:
     """A rate k / n with its Clopper-Pearson interval."""
-    from statsmodels.stats.proportion import proportion_confint
-
     if n <= 0:
         raise Inconclusive(f"no {unit} to count yet")
-    lo, hi = proportion_confint(k, n, alpha=1 - CONFIDENCE, method="beta")
+    lo, hi = clopper_pearson(k, n, 1 - CONFIDENCE)
     return Estimate(k / n, float(lo), float(hi), int(n), unit, "Clopper-Pearson")
 
 
@@ -449,12 +448,10 @@ def worst_proportion(
 ) -> Estimate:
     """The largest k_i / n_i * scale_i over several settings, with intervals that cover all
     of them at once (Clopper-Pearson at a Bonferroni share of the level)."""
-    from statsmodels.stats.proportion import proportion_confint
-
     k_, n_, s_ = (np.asarray(x, dtype=float) for x in (k, n, scale))
     if k_.size == 0:
         raise Inconclusive(f"no {unit} to count yet")
-    lo, hi = proportion_confint(k_, n_, alpha=(1 - CONFIDENCE) / k_.size, method="beta")
+    lo, hi = clopper_pearson(k_, n_, (1 - CONFIDENCE) / k_.size)
     how = f"worst of {k_.size}, Clopper-Pearson, Bonferroni"
     value = float(np.max(k_ / n_ * s_))
     return Estimate(value, float(np.max(lo * s_)), float(np.max(hi * s_)), int(n_.min()), unit, how)

@@ -64,9 +64,9 @@ def mcse_of_mean(trace: np.ndarray) -> tuple[float, float]:
     x = np.asarray(trace, dtype=np.float64)[None, :]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        stats = array_stats()
-        mcse = float(stats.mcse(x, method="mean"))
-        ess = float(stats.ess(x, method="mean"))
+        arviz = array_stats()  # not scipy's ``stats``, which this module also uses
+        mcse = float(arviz.mcse(x, method="mean"))
+        ess = float(arviz.ess(x, method="mean"))
     return mcse, ess
 
 

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from harness.gates.power import FalsePass
+from harness.gates.rates import clopper_pearson
 from harness.gates.result import GateResult, Supplement
 from harness.targets.box_probes import bound_violations
 
@@ -86,9 +87,7 @@ def run_to_completion(extras: Mapping[str, np.ndarray], alpha: float) -> GateRes
     audited = int(changed.size - np.sum(capped & ~changed))
     high = 1.0
     if audited:
-        from statsmodels.stats.proportion import proportion_confint  # on first use
-
-        _, high = proportion_confint(n_changed, audited, alpha=2 * alpha, method="beta")
+        _, high = clopper_pearson(n_changed, audited, 2 * alpha)
     gain = 0.0
     if n_changed and "audit_gumbel" in extras and "gumbel_max" in extras:
         gain = float(np.max(extras["audit_gumbel"] - extras["gumbel_max"]))

@@ -44,6 +44,7 @@ from harness.checks.cases import gates_for
 from harness.display import text_table
 from harness.gates.ecdf_bands import BAND_LEVEL, EcdfBand, ecdf_band
 from harness.gates.power import FalsePass, error_rate_false_pass
+from harness.gates.rates import clopper_pearson
 from harness.gates.result import GateContext
 from harness.registry import Registry, build_registry
 from harness.spec import AlgorithmSpec, Param, check_sample_size, rerun_for, sample
@@ -134,9 +135,7 @@ def gate_rate(
         # "greater": the p-values' CDF lies above the uniform one somewhere (too small).
         alternative = "two-sided" if kind == "test" else "greater"
         unif = float(stats.kstest(p, "uniform", alternative=alternative).pvalue)
-    from statsmodels.stats.proportion import proportion_confint  # on first use
-
-    low, high = proportion_confint(failed, len(rows), alpha=1 - confidence, method="beta")
+    low, high = clopper_pearson(failed, len(rows), 1 - confidence)
     if kind == "test":
         ok = low <= alpha <= high and unif >= UNIFORMITY_LEVEL
     else:
@@ -193,9 +192,7 @@ def decide_rate(
 ) -> tuple[str, tuple[float, float]]:
     """(outcome, interval) at one look: the Clopper-Pearson interval at level 1 - level_error
     against :func:`zone`."""
-    from statsmodels.stats.proportion import proportion_confint  # on first use
-
-    low, high = proportion_confint(failed, trials, alpha=level_error, method="beta")
+    low, high = clopper_pearson(failed, trials, level_error)
     z_low, z_high = zone(kind, alpha, factor)
     if z_low <= low and high <= z_high:
         return "accept", (float(low), float(high))
