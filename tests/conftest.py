@@ -1,4 +1,6 @@
+import atexit
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -140,9 +142,11 @@ def readme_plugin_source() -> str:
 
 
 def readme_plugin_path() -> str:
-    import tempfile
-
-    path = Path(tempfile.mkdtemp(prefix="readme-plugin-")) / "my_sampler.py"
+    """The README's plugin written to a temporary file, removed when the process exits (a
+    module-level call cannot use pytest's tmp_path)."""
+    folder = tempfile.mkdtemp(prefix="readme-plugin-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    path = Path(folder) / "my_sampler.py"
     path.write_text(readme_plugin_source())
     return str(path)
 

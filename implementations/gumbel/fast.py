@@ -7,6 +7,7 @@ order, so both return identical values, evaluation counts and final Generator st
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 from numba import njit, prange
@@ -64,9 +65,11 @@ def _log_unnormalised_serial(log_factors, log_f0, out):
         out[i] = _row_sum(log_factors, i) + log_f0[i]
 
 
-# Not cached: the parallel row sums and every kernel that can reach them. Processes that
-# loaded a cached kernel calling a parfor kernel segfaulted now and then (a fresh clone's test
-# workers and verify's), whatever its signatures; these compile once a process instead.
+# Not cached, and called from Python only: processes that loaded a cached kernel calling a
+# parfor kernel segfaulted now and then (a fresh clone's test workers and verify's), whatever
+# its signatures. So every cached kernel below is serial, and ``parallel=True`` runs its draw
+# loop in Python around these (one parfor launch a draw either way); only a process that asks
+# for parallel rows compiles them.
 @njit(parallel=True)
 def _log_unnormalised_parallel(log_factors, log_f0, out):
     # Rows are independent and each is summed in the same order: the values do not change.
@@ -74,12 +77,12 @@ def _log_unnormalised_parallel(log_factors, log_f0, out):
         out[i] = _row_sum(log_factors, i) + log_f0[i]
 
 
-@njit
-def _log_unnormalised(log_factors, log_f0, out, parallel=False):
-    if parallel:
-        _log_unnormalised_parallel(log_factors, log_f0, out)
-    else:
-        _log_unnormalised_serial(log_factors, log_f0, out)
+def log_unnormalised(
+    log_factors: np.ndarray, log_f0: np.ndarray, out: np.ndarray, parallel: bool = False
+) -> None:
+    """out[i] = log p~(i) in reference.log_unnormalised's lane order, rows on all cores or not."""
+    kernel = _log_unnormalised_parallel if parallel else _log_unnormalised_serial
+    kernel(log_factors, log_f0, out)
 
 
 @njit(cache=True)
@@ -124,14 +127,14 @@ def _perturbed_argmax(logp, rng):
     return best, best_val
 
 
-@njit
-def gumbel_max_kernel(log_factors, log_f0, n, rng, parallel=False):
+@njit(cache=True)
+def gumbel_max_kernel(log_factors, log_f0, n, rng):
     D = log_factors.shape[0]
     values = np.empty(n, dtype=np.int64)
     gmax = np.empty(n)
     logp = np.empty(D)
     for k in range(n):
-        _log_unnormalised(log_factors, log_f0, logp, parallel)
+        _log_unnormalised_serial(log_factors, log_f0, logp)
         values[k], gmax[k] = _perturbed_argmax(logp, rng)
     return values, gmax
 
@@ -152,38 +155,51 @@ def _terms_serial(source, out):
             out[i, n] = log_term(model, X, y, theta, nu, scale, i, n)
 
 
-@njit
-def gumbel_max_terms_kernel(source, D, N, log_f0, n, rng, parallel=False):
+@njit(cache=True)
+def gumbel_max_terms_kernel(source, D, N, log_f0, n, rng):
     """gumbel_max_kernel on a ``discrete-likelihood`` target: each draw computes all N x D
     terms (reference.factor_matrix), then sums them in the lane order."""
-    # The draw loop is gumbel_max_kernel's, not a call of it: a jitted call with n = 1 caches a
-    # second, literal-typed signature of that parallel kernel, and loading both crashes Numba.
     values = np.empty(n, dtype=np.int64)
     gmax = np.empty(n)
     terms = np.empty((D, N))
     logp = np.empty(D)
     for k in range(n):
-        if parallel:
-            _terms_parallel(source, terms)
-        else:
-            _terms_serial(source, terms)
-        _log_unnormalised(terms, log_f0, logp, parallel)
+        _terms_serial(source, terms)
+        _log_unnormalised_serial(terms, log_f0, logp)
         values[k], gmax[k] = _perturbed_argmax(logp, rng)
     return values, gmax
 
 
-@njit
-def cdf_inversion_kernel(log_factors, log_f0, n, rng, parallel=False):
+@njit(cache=True)
+def _inverted(logp, F, rng):
+    """One draw of p ∝ exp(logp) by inverting its CDF (reference.cdf_inversion's order)."""
+    D = logp.shape[0]
+    _cdf_block(logp, 0, D, F)
+    u = 1.0 - rng.random()
+    return _invert(F, D, u)
+
+
+@njit(cache=True)
+def cdf_inversion_kernel(log_factors, log_f0, n, rng):
     D = log_factors.shape[0]
     values = np.empty(n, dtype=np.int64)
     logp = np.empty(D)
     F = np.empty(D)
     for k in range(n):
-        _log_unnormalised(log_factors, log_f0, logp, parallel)
-        _cdf_block(logp, 0, D, F)
-        u = 1.0 - rng.random()
-        values[k] = _invert(F, D, u)
+        _log_unnormalised_serial(log_factors, log_f0, logp)
+        values[k] = _inverted(logp, F, rng)
     return values
+
+
+def _parallel_draws(rows, D: int, n: int, rng: np.random.Generator, draw, *scratch):
+    """The serial kernels' draw loop in Python, with each draw's row sums ``rows(logp)`` on all
+    cores; ``draw(logp, *scratch, rng)`` draws from them as the kernel does."""
+    logp = np.empty(D)
+    out = []
+    for _ in range(n):
+        rows(logp)
+        out.append(draw(logp, *scratch, rng))
+    return out
 
 
 @njit(cache=True)
@@ -219,8 +235,6 @@ def top_down_kernel(log_factors, log_f0, n, depth, rng):
     x_ = np.empty(cap, dtype=np.int64)
     heap = np.empty(cap, dtype=np.int64)
     for k in range(n):
-        # serial, by name: a call that left ``parallel`` to its default cached a second
-        # signature of _log_unnormalised, and loading both from the cache crashed Numba
         _log_unnormalised_serial(log_factors, log_f0, logp)
         g, x = _new_node(logp, 0, D, math.inf, F, rng)
         neg_g[0] = -g
@@ -256,29 +270,47 @@ def top_down_kernel(log_factors, log_f0, n, depth, rng):
 
 
 def owned(a: np.ndarray) -> np.ndarray:
-    """A writable C-contiguous float64 copy of ``a``, so the kernels see one array type
-    whatever the caller holds (targets keep read-only arrays; the likelihood kernel hands its
-    own writable ones to gumbel_max_kernel): a parallel kernel cached for both read-only and
-    writable arrays crashed Numba while loading its cache. The copy is one pass over D x N."""
+    """A writable C-contiguous float64 copy of ``a``, so each kernel compiles one signature
+    whatever the caller holds (targets keep read-only arrays, the likelihood kernels writable
+    ones). The copy is one pass over D x N."""
     return np.array(a, dtype=np.float64, order="C")
+
+
+def _parallel_rows(target, f0: np.ndarray):
+    """logp <- the target's D row sums on all cores, as the serial kernels compute them."""
+    if target.kind == LIKELIHOOD:
+        terms = np.empty((target.D, target.N))
+
+        def rows(logp: np.ndarray) -> None:
+            _terms_parallel(target.kernel_args, terms)
+            _log_unnormalised_parallel(terms, f0, logp)
+
+        return rows
+    return partial(_log_unnormalised_parallel, owned(target.log_factors), f0)
 
 
 def gumbel_max(target, n: int, rng: np.random.Generator, parallel: bool = False) -> Draws:
     D, N = target.D, target.N
-    if target.kind == LIKELIHOOD:
-        args = target.kernel_args
-        f0 = owned(target.log_f0)
-        values, gmax = gumbel_max_terms_kernel(args, D, N, f0, n, rng, bool(parallel))
-        return Draws(values, n * N * D, {"gumbel_max": gmax})
-    lf, f0 = owned(target.log_factors), owned(target.log_f0)
-    values, gmax = gumbel_max_kernel(lf, f0, n, rng, bool(parallel))
+    f0 = owned(target.log_f0)
+    if parallel:
+        pairs = _parallel_draws(_parallel_rows(target, f0), D, n, rng, _perturbed_argmax)
+        values = np.array([v for v, _ in pairs], dtype=np.int64).reshape(n)
+        gmax = np.array([g for _, g in pairs], dtype=np.float64).reshape(n)
+    elif target.kind == LIKELIHOOD:
+        values, gmax = gumbel_max_terms_kernel(target.kernel_args, D, N, f0, n, rng)
+    else:
+        values, gmax = gumbel_max_kernel(owned(target.log_factors), f0, n, rng)
     return Draws(values, n * N * D, {"gumbel_max": gmax})
 
 
 def cdf_inversion(target, n: int, rng: np.random.Generator, parallel: bool = False) -> Draws:
     D, N = target.log_factors.shape
-    lf, f0 = owned(target.log_factors), owned(target.log_f0)
-    values = cdf_inversion_kernel(lf, f0, n, rng, bool(parallel))
+    f0 = owned(target.log_f0)
+    if parallel:
+        drawn = _parallel_draws(_parallel_rows(target, f0), D, n, rng, _inverted, np.empty(D))
+        values = np.array(drawn, dtype=np.int64).reshape(n)
+    else:
+        values = cdf_inversion_kernel(owned(target.log_factors), f0, n, rng)
     return Draws(values, n * N * D)
 
 
