@@ -52,7 +52,6 @@ def test_the_memory_speed_table_reports_each_ratio_against_its_limit():
 
 
 SIGNATURES = """
-import sys
 import numpy as np
 from implementations.gumbel import fast
 from harness.targets.discrete import synthetic_rewards
@@ -61,35 +60,29 @@ from harness.targets.likelihood_terms import logistic_candidates
 rng = np.random.default_rng(0)
 terms = logistic_candidates(40, 3, 2, 10.0, 1)
 rewards = synthetic_rewards(5, 30, "normal", 1.0, rng)
-modes = (False, True) if sys.argv[1] == "both" else (False,)
-for parallel in modes:
-    fast.gumbel_max(terms, 4, rng, parallel=parallel)
-    fast.gumbel_max(rewards, 4, rng, parallel=parallel)
-    fast.cdf_inversion(rewards, 4, rng, parallel=parallel)
-fast.top_down(rewards, 4, rng)
 kernels = ("_log_unnormalised_parallel", "_terms_parallel", "_log_unnormalised_serial",
            "_terms_serial", "gumbel_max_kernel", "gumbel_max_terms_kernel",
            "cdf_inversion_kernel", "top_down_kernel")
-print(" ".join(str(len(getattr(fast, k).signatures)) for k in kernels))
+for parallel in (False, True):
+    fast.gumbel_max(terms, 4, rng, parallel=parallel)
+    fast.gumbel_max(rewards, 4, rng, parallel=parallel)
+    fast.cdf_inversion(rewards, 4, rng, parallel=parallel)
+    fast.top_down(rewards, 4, rng)
+    print(" ".join(str(len(getattr(fast, k).signatures)) for k in kernels))
 """
 
 
-@pytest.mark.parametrize(("modes", "parallel_signatures"), [("serial", "0"), ("both", "1")])
-def test_serial_draws_never_reach_a_parallel_kernel_and_each_kernel_has_one_signature(
-    tmp_path, modes, parallel_signatures
-):
+def test_serial_draws_never_reach_a_parallel_kernel_and_each_kernel_has_one_signature(tmp_path):
     # A process that loaded a cached kernel calling a parfor kernel segfaulted now and then,
     # and so did one loading two cached signatures that reach one (a literal-typed n = 1, a
-    # defaulted argument). So the parfor kernels are uncached and called from Python only: a
-    # serial run compiles neither, and every entry point, both ways, compiles one signature of
+    # defaulted argument). So the parfor kernels are uncached and called from Python only: the
+    # serial draws compile neither, and every entry point, both ways, compiles one signature of
     # each kernel. A fresh process and cache.
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     out = subprocess.run(
-        [sys.executable, "-c", SIGNATURES, modes],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+        [sys.executable, "-c", SIGNATURES], env=env, capture_output=True, text=True, timeout=300
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split()[-8:] == [parallel_signatures] * 2 + ["1"] * 6, out.stdout
+    serial, both = out.stdout.splitlines()[-2:]
+    assert serial.split() == ["0"] * 2 + ["1"] * 6, out.stdout
+    assert both.split() == ["1"] * 8, out.stdout
