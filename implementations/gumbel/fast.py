@@ -139,20 +139,24 @@ def gumbel_max_kernel(log_factors, log_f0, n, rng):
     return values, gmax
 
 
+@njit(cache=True, inline="always")
+def _terms_row(source, out, i):
+    """out[i, n] = l[i, n] for every datum n (reference.factor_matrix's row i)."""
+    model, X, y, theta, nu, scale = source
+    for n in range(out.shape[1]):
+        out[i, n] = log_term(model, X, y, theta, nu, scale, i, n)
+
+
 @njit(parallel=True)
 def _terms_parallel(source, out):
-    model, X, y, theta, nu, scale = source
     for i in prange(out.shape[0]):
-        for n in range(out.shape[1]):
-            out[i, n] = log_term(model, X, y, theta, nu, scale, i, n)
+        _terms_row(source, out, i)
 
 
 @njit(cache=True)
 def _terms_serial(source, out):
-    model, X, y, theta, nu, scale = source
     for i in range(out.shape[0]):
-        for n in range(out.shape[1]):
-            out[i, n] = log_term(model, X, y, theta, nu, scale, i, n)
+        _terms_row(source, out, i)
 
 
 @njit(cache=True)
