@@ -44,7 +44,7 @@ def test_each_chain_passes_its_gates_on_a_posterior_with_quadrature_truth(name):
     target = build_target(problem)
     params = {"step": STEPS[problem][THETA_STEP[name]]}
     rng = np.random.default_rng(7)
-    chain = sample(spec, "numba", target, 20000, rng, **params)
+    chain = sample(spec, "numba", target, 5000, rng, **params)
     context = GateContext(rerun_for(spec, "numba", params), rng)
     gates = {g.gate: g for g in gates_for(spec, target, chain, 1e-3, params, context)}
     expected = {"ess", "ks-marginals", "exact-start-moments", "exact-start-ks"}
