@@ -7,7 +7,6 @@ order, so both return identical values, evaluation counts and final Generator st
 from __future__ import annotations
 
 import math
-from functools import partial
 
 import numpy as np
 from numba import njit, prange
@@ -65,11 +64,11 @@ def _log_unnormalised_serial(log_factors, log_f0, out):
         out[i] = _row_sum(log_factors, i) + log_f0[i]
 
 
-# Not cached, and called from Python only: processes that loaded a cached kernel calling a
+# Not cached, nor is any kernel that calls it: processes that loaded a cached kernel calling a
 # parfor kernel segfaulted now and then (a fresh clone's test workers and verify's), whatever
-# its signatures. So every cached kernel below is serial, and ``parallel=True`` runs its draw
-# loop in Python around these (one parfor launch a draw either way); only a process that asks
-# for parallel rows compiles them.
+# its signatures. So every cached kernel below is serial, and ``parallel=True`` runs uncached
+# twins of the draw loops (a Python loop would add ~11 us of dispatch a draw); only a process
+# that asks for parallel rows compiles them.
 @njit(parallel=True)
 def _log_unnormalised_parallel(log_factors, log_f0, out):
     # Rows are independent and each is summed in the same order: the values do not change.
@@ -195,15 +194,43 @@ def cdf_inversion_kernel(log_factors, log_f0, n, rng):
     return values
 
 
-def _parallel_draws(rows, D: int, n: int, rng: np.random.Generator, draw, *scratch):
-    """The serial kernels' draw loop in Python, with each draw's row sums ``rows(logp)`` on all
-    cores; ``draw(logp, *scratch, rng)`` draws from them as the kernel does."""
+@njit
+def _gumbel_max_parallel(log_factors, log_f0, n, rng):
+    """gumbel_max_kernel with each draw's row sums on all cores (uncached: see above)."""
+    values = np.empty(n, dtype=np.int64)
+    gmax = np.empty(n)
+    logp = np.empty(log_factors.shape[0])
+    for k in range(n):
+        _log_unnormalised_parallel(log_factors, log_f0, logp)
+        values[k], gmax[k] = _perturbed_argmax(logp, rng)
+    return values, gmax
+
+
+@njit
+def _gumbel_max_terms_parallel(source, D, N, log_f0, n, rng):
+    """gumbel_max_terms_kernel with each draw's terms and row sums on all cores (uncached)."""
+    values = np.empty(n, dtype=np.int64)
+    gmax = np.empty(n)
+    terms = np.empty((D, N))
     logp = np.empty(D)
-    out = []
-    for _ in range(n):
-        rows(logp)
-        out.append(draw(logp, *scratch, rng))
-    return out
+    for k in range(n):
+        _terms_parallel(source, terms)
+        _log_unnormalised_parallel(terms, log_f0, logp)
+        values[k], gmax[k] = _perturbed_argmax(logp, rng)
+    return values, gmax
+
+
+@njit
+def _cdf_inversion_parallel(log_factors, log_f0, n, rng):
+    """cdf_inversion_kernel with each draw's row sums on all cores (uncached)."""
+    D = log_factors.shape[0]
+    values = np.empty(n, dtype=np.int64)
+    logp = np.empty(D)
+    F = np.empty(D)
+    for k in range(n):
+        _log_unnormalised_parallel(log_factors, log_f0, logp)
+        values[k] = _inverted(logp, F, rng)
+    return values
 
 
 @njit(cache=True)
@@ -280,41 +307,22 @@ def owned(a: np.ndarray) -> np.ndarray:
     return np.array(a, dtype=np.float64, order="C")
 
 
-def _parallel_rows(target, f0: np.ndarray):
-    """logp <- the target's D row sums on all cores, as the serial kernels compute them."""
-    if target.kind == LIKELIHOOD:
-        terms = np.empty((target.D, target.N))
-
-        def rows(logp: np.ndarray) -> None:
-            _terms_parallel(target.kernel_args, terms)
-            _log_unnormalised_parallel(terms, f0, logp)
-
-        return rows
-    return partial(_log_unnormalised_parallel, owned(target.log_factors), f0)
-
-
 def gumbel_max(target, n: int, rng: np.random.Generator, parallel: bool = False) -> Draws:
     D, N = target.D, target.N
     f0 = owned(target.log_f0)
-    if parallel:
-        pairs = _parallel_draws(_parallel_rows(target, f0), D, n, rng, _perturbed_argmax)
-        values = np.array([v for v, _ in pairs], dtype=np.int64).reshape(n)
-        gmax = np.array([g for _, g in pairs], dtype=np.float64).reshape(n)
-    elif target.kind == LIKELIHOOD:
-        values, gmax = gumbel_max_terms_kernel(target.kernel_args, D, N, f0, n, rng)
+    if target.kind == LIKELIHOOD:
+        kernel = _gumbel_max_terms_parallel if parallel else gumbel_max_terms_kernel
+        values, gmax = kernel(target.kernel_args, D, N, f0, n, rng)
     else:
-        values, gmax = gumbel_max_kernel(owned(target.log_factors), f0, n, rng)
+        kernel = _gumbel_max_parallel if parallel else gumbel_max_kernel
+        values, gmax = kernel(owned(target.log_factors), f0, n, rng)
     return Draws(values, n * N * D, {"gumbel_max": gmax})
 
 
 def cdf_inversion(target, n: int, rng: np.random.Generator, parallel: bool = False) -> Draws:
     D, N = target.log_factors.shape
-    f0 = owned(target.log_f0)
-    if parallel:
-        drawn = _parallel_draws(_parallel_rows(target, f0), D, n, rng, _inverted, np.empty(D))
-        values = np.array(drawn, dtype=np.int64).reshape(n)
-    else:
-        values = cdf_inversion_kernel(owned(target.log_factors), f0, n, rng)
+    kernel = _cdf_inversion_parallel if parallel else cdf_inversion_kernel
+    values = kernel(owned(target.log_factors), owned(target.log_f0), n, rng)
     return Draws(values, n * N * D)
 
 

@@ -60,7 +60,8 @@ from harness.targets.likelihood_terms import logistic_candidates
 rng = np.random.default_rng(0)
 terms = logistic_candidates(40, 3, 2, 10.0, 1)
 rewards = synthetic_rewards(5, 30, "normal", 1.0, rng)
-kernels = ("_log_unnormalised_parallel", "_terms_parallel", "_log_unnormalised_serial",
+kernels = ("_log_unnormalised_parallel", "_terms_parallel", "_gumbel_max_parallel",
+           "_gumbel_max_terms_parallel", "_cdf_inversion_parallel", "_log_unnormalised_serial",
            "_terms_serial", "gumbel_max_kernel", "gumbel_max_terms_kernel",
            "cdf_inversion_kernel", "top_down_kernel")
 for parallel in (False, True):
@@ -75,14 +76,14 @@ for parallel in (False, True):
 def test_serial_draws_never_reach_a_parallel_kernel_and_each_kernel_has_one_signature(tmp_path):
     # A process that loaded a cached kernel calling a parfor kernel segfaulted now and then,
     # and so did one loading two cached signatures that reach one (a literal-typed n = 1, a
-    # defaulted argument). So the parfor kernels are uncached and called from Python only: the
-    # serial draws compile neither, and every entry point, both ways, compiles one signature of
-    # each kernel. A fresh process and cache.
+    # defaulted argument). So the parfor kernels, and the draw loops that call them, are uncached
+    # and apart from the serial ones: the serial draws compile none of the five, and every entry
+    # point, both ways, compiles one signature of each kernel. A fresh process and cache.
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     out = subprocess.run(
         [sys.executable, "-c", SIGNATURES], env=env, capture_output=True, text=True, timeout=300
     )
     assert out.returncode == 0, out.stderr[-2000:]
     serial, both = out.stdout.splitlines()[-2:]
-    assert serial.split() == ["0"] * 2 + ["1"] * 6, out.stdout
-    assert both.split() == ["1"] * 8, out.stdout
+    assert serial.split() == ["0"] * 5 + ["1"] * 6, out.stdout
+    assert both.split() == ["1"] * 11, out.stdout
