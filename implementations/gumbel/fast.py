@@ -76,14 +76,6 @@ def _log_unnormalised_parallel(log_factors, log_f0, out):
         out[i] = _row_sum(log_factors, i) + log_f0[i]
 
 
-def log_unnormalised(
-    log_factors: np.ndarray, log_f0: np.ndarray, out: np.ndarray, parallel: bool = False
-) -> None:
-    """out[i] = log p~(i) in reference.log_unnormalised's lane order, rows on all cores or not."""
-    kernel = _log_unnormalised_parallel if parallel else _log_unnormalised_serial
-    kernel(log_factors, log_f0, out)
-
-
 @njit(cache=True)
 def _cdf_block(logp, lo, hi, F):
     """F[0:hi-lo] = running sums of exp(logp - max) over the block; returns the max."""
