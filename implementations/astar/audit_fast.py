@@ -28,7 +28,10 @@ from implementations.astar.box_fast import (
 )
 from implementations.shared.fast import heap_pop, heap_push, trunc_gumbel_from_exponential
 
-MAX_AT, MAX, BELOW = audit.MAX_AT, audit.MAX, audit.BELOW
+# NumPy integers, not Python ints: Numba types a Python int constant as a literal (``0`` is
+# ``Literal[int](0)``) and compiles each helper it reaches once more for it. The kernels start
+# their counters at ``np.int64(0)`` for the same reason.
+MAX_AT, MAX, BELOW = np.int64(audit.MAX_AT), np.int64(audit.MAX), np.int64(audit.BELOW)
 
 #: ``audit.excess`` compiled from its own source.
 excess = njit(cache=False)(audit.excess)
@@ -73,7 +76,7 @@ def _push(nodes, neg, seq, heap, used, hsize, lo, hi, x, v, state, priority):
     order, as the reference's heapq tuples order them."""
     if used == nodes.shape[0]:
         nodes, neg, seq, heap = grow(nodes), grow(neg), grow(seq), grow(heap)
-    nodes, _ = front_add(nodes, used, 0, lo, hi, x, v, state)
+    nodes, _ = front_add(nodes, used, np.int64(0), lo, hi, x, v, state)
     neg[used] = -priority
     seq[used] = used
     hsize = heap_push(heap, hsize, neg, seq, used)
@@ -89,9 +92,11 @@ def complete(fr, start, stop, lower, box_lo, proposal, data, log_lik, bound, rng
     neg = np.empty(ncap)
     seq = np.empty(ncap, dtype=np.int64)
     heap = np.empty(ncap, dtype=np.int64)
-    lo, hi, x, c_lo, c_hi, x_c = np.empty((6, d))  # six work vectors, rows of one block
+    w = np.empty((6, d))  # six work vectors, rows of one block (indexed: see pm_fast)
+    lo, hi, x, c_lo, c_hi, x_c = w[0], w[1], w[2], w[3], w[4], w[5]
     best = lower
-    lik = bnd = expanded = used = hsize = 0
+    lik = bnd = expanded = 0
+    used = hsize = np.int64(0)
     for i in range(start, stop):
         lo[:] = fr[i, 1 : 1 + d]
         hi[:] = fr[i, 1 + d : 1 + 2 * d]
@@ -156,7 +161,7 @@ def complete_all(fr, size, lowers, box_lo, proposal, data, log_lik, bound, rng, 
     best, capped, likelihood and bound evaluations, one row a draw."""
     n = lowers.size
     out = np.zeros((n, 4))
-    start = 0
+    start = np.int64(0)
     for k in range(n):
         stop = start
         while stop < size and fr[stop, 0] == k:

@@ -111,17 +111,17 @@ def _valid(v, role):
 
 @njit(cache=True)
 def call_log_lik(log_lik, x, data):
-    return _valid(log_lik(x, data), 0)
+    return _valid(log_lik(x, data), np.int64(0))
 
 
 @njit(cache=True)
 def call_bound(bound, lo, hi, data):
-    return _valid(bound(lo, hi, data), 1)
+    return _valid(bound(lo, hi, data), np.int64(1))
 
 
 @njit(cache=True)
 def call_log_lik_grad(log_lik_grad, x, data, grad):
-    return _valid(log_lik_grad(x, data, grad), 2)
+    return _valid(log_lik_grad(x, data, grad), np.int64(2))
 
 
 @njit(cache=True)

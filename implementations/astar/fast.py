@@ -86,7 +86,7 @@ def astar_kernel(
 ):
     d = box_lo.size
     values, gumbels, liks, bnds, gaps, bl, fr = draw_arrays(n, d, audit, report)
-    bl_size = fr_size = 0
+    bl_size = fr_size = np.int64(0)  # not a literal 0: see audit_fast.MAX_AT
     # The bound partition, a binary tree (reference.Box): box b has the proposal mass t_nu[b],
     # the bound t_m[b] (its own once t_own[b]) and the children t_kid[b], t_kid[b] + 1 (-1: a
     # leaf). Without reuse it restarts from the root box for every draw.
@@ -129,7 +129,7 @@ def astar_kernel(
         b_[0] = 0
         neg[0] = -(g_[0] + t_m[0])
         seq[0] = 0
-        size = heap_push(heap, 0, neg, seq, 0)
+        size = heap_push(heap, np.int64(0), neg, seq, np.int64(0))
         used = 1
         lower = -math.inf
         while size > 0 and lower < -neg[heap[0]]:
@@ -223,8 +223,8 @@ def astar_kernel(
 
 @njit(cache=True)
 def drill_down_kernel(box_lo, box_hi, proposal, data, log_lik, bound, mode, audit, report, n, rng):
-    values, gumbels, liks, bnds, gaps, bl, fr = draw_arrays(n, 1, audit, report)
-    bl_size = fr_size = 0
+    values, gumbels, liks, bnds, gaps, bl, fr = draw_arrays(n, np.int64(1), audit, report)
+    bl_size = fr_size = np.int64(0)  # not a literal 0: see audit_fast.MAX_AT
     lo = np.empty(1)
     hi = np.empty(1)
     away_lo = np.empty(1)
@@ -271,8 +271,8 @@ def os_star_kernel(
     box_lo, box_hi, proposal, data, log_lik, bound, strategy, refine_prob, reuse, report, n, rng
 ):
     d = box_lo.size
-    values, gumbels, liks, bnds, gaps, bl, _ = draw_arrays(n, d, False, report)
-    bl_size = 0
+    values, gumbels, liks, bnds, gaps, bl, _ = draw_arrays(n, d, np.bool_(False), report)
+    bl_size = np.int64(0)
     cap = 64
     p_lo = np.empty((cap, d))
     p_hi = np.empty((cap, d))
@@ -360,11 +360,11 @@ def rejection_kernel(box_lo, box_hi, proposal, data, log_lik, bound, report, n, 
     d = box_lo.size
     values = np.empty((n, d))
     liks = np.zeros(n, dtype=np.int64)
-    gaps, bl, _ = audit_arrays(n, d, False, report)
-    bl_size = 0
+    gaps, bl, _ = audit_arrays(n, d, np.bool_(False), report)
+    bl_size = np.int64(0)
     m = call_bound(bound, box_lo, box_hi, data)
     if report:
-        bl, bl_size = af.bound_add(bl, bl_size, 0, box_lo, box_hi, m)
+        bl, bl_size = af.bound_add(bl, bl_size, np.int64(0), box_lo, box_hi, m)
     x = np.empty(d)
     for k in range(n):
         while True:

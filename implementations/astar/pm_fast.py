@@ -108,12 +108,15 @@ def pm_search_kernel(
     expanded = np.zeros(n, dtype=np.int64)
     exact = np.zeros(n, dtype=np.bool_)
     traces = np.full((n, horizon), np.nan)
-    bl_size = fr_size = 0
+    bl_size = fr_size = np.int64(0)  # not a literal 0: see audit_fast.MAX_AT
     pm = select == 0
     if not pm:
         regions_m = select == 2
     log_w_shift = math.log(particles)
-    best, x_c, x_p, grad, c_lo, c_hi = np.empty((6, d))  # work vectors, rows of one block
+    # Work vectors, rows of one block; indexed rather than unpacked, which would give 'A'
+    # (any-layout) views and a second compile of every helper that the search shares with A*.
+    w = np.empty((6, d))
+    best, x_c, x_p, grad, c_lo, c_hi = w[0], w[1], w[2], w[3], w[4], w[5]
     ys, log_ws = np.empty((2, particles))
     for k in range(n):
         cap = 64
@@ -128,8 +131,7 @@ def pm_search_kernel(
         neg = np.empty(cap)
         seq = np.empty(cap, dtype=np.int64)
         heap = np.empty(cap, dtype=np.int64)
-        size = 0
-        used = 0
+        size = used = np.int64(0)
         fl, it, meta, free, stack = _tree_new(max(16, 4 * particles))
         m_all = call_bound(bound, box_lo, box_hi, data)
         bnds[k] += 1

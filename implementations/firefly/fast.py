@@ -192,9 +192,10 @@ def chain_kernel(
     work = (np.empty(D // X.shape[1]), np.empty(D))
     arr = np.arange(N)
     tab = np.arange(N)
-    count = 0
+    # np.int64, not literal 0s: Numba would compile every helper they reach once more.
+    count = np.int64(0)
     q = np.zeros(1, dtype=np.int64)
-    c = 0
+    c = np.int64(0)
     g_cur = np.empty(D)
     g_prop = np.empty(D)
     d = np.empty(D)

@@ -169,7 +169,7 @@ def gumbel_max_terms_kernel(source, D, N, log_f0, n, rng):
 def _inverted(logp, F, rng):
     """One draw of p ∝ exp(logp) by inverting its CDF (reference.cdf_inversion's order)."""
     D = logp.shape[0]
-    _cdf_block(logp, 0, D, F)
+    _cdf_block(logp, np.int64(0), D, F)  # not a literal 0: one signature for both callers
     u = 1.0 - rng.random()
     return _invert(F, D, u)
 
@@ -259,13 +259,13 @@ def top_down_kernel(log_factors, log_f0, n, depth, rng):
     heap = np.empty(cap, dtype=np.int64)
     for k in range(n):
         _log_unnormalised_serial(log_factors, log_f0, logp)
-        g, x = _new_node(logp, 0, D, math.inf, F, rng)
+        g, x = _new_node(logp, np.int64(0), D, math.inf, F, rng)
         neg_g[0] = -g
         seq[0] = 0
         lo_[0] = 0
         hi_[0] = D
         x_[0] = x
-        size = heap_push(heap, 0, neg_g, seq, 0)
+        size = heap_push(heap, np.int64(0), neg_g, seq, np.int64(0))
         used = 1
         for j in range(depth):
             slot, size = heap_pop(heap, size, neg_g, seq)

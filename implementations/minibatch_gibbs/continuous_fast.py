@@ -156,7 +156,7 @@ def _kernel(
         stop = indptr[i + 1]
         K = stop - start
         B = 0
-        nd = 0
+        nd = np.int64(0)  # not a literal 0: Numba would compile _energy for it too
         kept = 0
         if poisson:
             B = poisson_count((cl + 1.0) * m_sum[i], rng)

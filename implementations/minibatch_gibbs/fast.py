@@ -154,7 +154,7 @@ def _aim_proposals(rec, W, D, start, B, x, slots, u_alias, o):
 def _thin_proposals(rec, W, D, c, start, B, xi, x, slots, u_test, o, counts, distinct):
     """The thinning tests of aimed proposals at the current x, in proposal order (003, Alg. 2 /
     Statement 1). Fills counts/distinct, returns (|S|, sum s)."""
-    nd = 0
+    nd = np.int64(0)  # not a literal 0, here and below: Numba compiles a callee again for one
     kept = 0
     for b in range(o, o + B):
         r = slots[b] * W
@@ -191,7 +191,7 @@ def _poisson_gibbs_kernel(indptr, rec, m_sum, L, lam, D, x, n_steps, rng, thin, 
     U = np.empty(D)
     counts, distinct = _site_scratch(indptr)
     c = lam / L
-    cap = 64
+    cap = np.int64(64)
     slots = np.empty(3 * cap, dtype=np.int64)  # [(t % 3) * cap, ...): step t's proposals
     u_alias = np.empty(3 * cap)
     u_test = np.empty(3 * cap)
@@ -288,7 +288,7 @@ def _poisson_counts(
     factors, pos, other, tables, M, a_prob, a_idx, c, start, K, B, i, x, rng, counts, distinct
 ):  # fmt: skip
     """Statement 1 on A[i] given B: fills counts/distinct, returns (|S|, sum s)."""
-    nd = 0
+    nd = np.int64(0)
     kept = 0
     for _ in range(B):
         k = _alias_draw(a_prob, a_idx, start, K, rng)
@@ -308,7 +308,7 @@ def _global_estimate(scopes, tables, M, g_prob, g_idx, psi, lam, x, i, u, rng):
     B = poisson_count(lam, rng)
     acc = 0.0
     for _ in range(B):
-        f = _alias_draw(g_prob, g_idx, 0, F, rng)
+        f = _alias_draw(g_prob, g_idx, np.int64(0), F, rng)
         a, b = scopes[f, 0], scopes[f, 1]
         xa = u if a == i else x[a]
         xb = u if b == i else x[b]
@@ -368,7 +368,9 @@ def _min_gibbs_kernel(
 ):
     n = x.size
     U = np.empty(D)
-    eps, first = _global_estimate(scopes, tables, M, g_prob, g_idx, psi, lam, x, -1, 0, rng)
+    eps, first = _global_estimate(
+        scopes, tables, M, g_prob, g_idx, psi, lam, x, np.int64(-1), np.int64(0), rng
+    )
     for t in range(n_steps):
         i = rng.integers(0, n)
         draws = 0
@@ -395,7 +397,7 @@ def _local_proposal(
 ):  # fmt: skip
     """MGPMH's proposal energies into eps; returns (|S|, B). See reference.local_proposal."""
     B = poisson_count(lam / L * m_sum[i], rng)
-    nd = 0
+    nd = np.int64(0)
     for _ in range(B):
         nd = _count(counts, distinct, nd, _alias_draw(a_prob, a_idx, start, K, rng))
     for v in range(D):
@@ -463,7 +465,9 @@ def _double_min_kernel(
     n = x.size
     counts, distinct = _site_scratch(indptr)
     rho = np.empty(D)
-    eps, first = _global_estimate(scopes, tables, M, g_prob, g_idx, psi, lam2, x, -1, 0, rng)
+    eps, first = _global_estimate(
+        scopes, tables, M, g_prob, g_idx, psi, lam2, x, np.int64(-1), np.int64(0), rng
+    )
     for t in range(n_steps):
         i = rng.integers(0, n)
         start, stop = indptr[i], indptr[i + 1]
