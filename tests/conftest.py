@@ -1,4 +1,6 @@
 import atexit
+import contextlib
+import io
 import os
 import shutil
 import signal
@@ -60,6 +62,29 @@ def run_command(
     if check:
         done.check_returncode()
     return done
+
+
+def harness_here(*args: str, cwd: Path | str | None = None) -> subprocess.CompletedProcess:
+    """``harness ARGS`` run by the command's own ``main`` in this process, its output and exit
+    code returned as ``run_command`` returns a subprocess's. A new interpreter costs 2-3 s of
+    imports and kernel loads a call (and a verify forks its pool from it, loading the kernels
+    again), where this process has them already. ``test_cli.py`` still runs the installed
+    command itself for its exit codes and one-line errors."""
+    from harness.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:  # argparse: --help and usage errors
+                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess(["harness", *args], code, out.getvalue(), err.getvalue())
 
 
 BROKEN = str(ROOT / "tests" / "plugins" / "broken_samplers.py")

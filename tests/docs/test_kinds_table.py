@@ -2,13 +2,12 @@
 kind, as the code does; its A* problem recipe registers a problem that verify runs and passes."""
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 from harness.checks.gate_sets import GROUND_TRUTH
-from tests.conftest import run_command
+from tests.conftest import harness_here
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = (ROOT / "docs" / "running.md").read_text()
@@ -48,12 +47,10 @@ def test_the_astar_problem_recipe_registers_a_problem_verify_passes(tmp_path):
     code = _between("astar-problem").split("```python", 1)[1].split("```", 1)[0]
     plugin = tmp_path / "my_box_problem.py"
     plugin.write_text(code)
-    out = run_command(
-        [
-            *(sys.executable, "-m", "harness.cli", "verify", "--plugin", str(plugin)),
-            *("--problem", "cauchy-three", "--algorithm", "astar", "--impl", "reference"),
-            *("--out", str(tmp_path / "run"), "--no-progress", "--verbose"),
-        ]
+    out = harness_here(
+        *("verify", "--plugin", str(plugin)),
+        *("--problem", "cauchy-three", "--algorithm", "astar", "--impl", "reference"),
+        *("--out", str(tmp_path / "run"), "--no-progress", "--verbose"),
     )
     assert out.returncode == 0, out.stdout + out.stderr
     for gate in ("ks", "ks-gumbel-max", "bound-validity", "run-to-completion", "own-bound"):

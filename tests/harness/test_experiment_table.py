@@ -9,7 +9,7 @@ from harness.cli.parser import build_parser as _parser
 from harness.declare import from_manifest
 from harness.experiments import EXPERIMENTS, experiment_names
 from harness.experiments.framework import Experiment
-from tests.conftest import run_command
+from tests.conftest import harness_here
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,9 +59,9 @@ def test_the_readme_table_lists_the_table():
 
 def test_make_run_and_the_cli_follow_the_table():
     assert "harness list --experiments" in (ROOT / "Makefile").read_text()
-    out = run_command(
-        [sys.executable, "-m", "harness.cli", "list", "--experiments"], check=True
-    ).stdout.split()
+    done = harness_here("list", "--experiments")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.split()
     assert out == experiment_names()
     reproduce = _parser()._subparsers._group_actions[0].choices["reproduce"]
     epilog = reproduce.epilog

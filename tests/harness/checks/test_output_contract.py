@@ -3,7 +3,6 @@ or a NaN is one line naming what was expected and what came back, in verify (a f
 verdict, no traceback) and in the pytest plugin's checks alike; a correct output passes."""
 
 import math
-import sys
 
 import numpy as np
 import pytest
@@ -23,13 +22,12 @@ from harness.checks.output_contract import (
 )
 from harness.registry import build_registry
 from harness.testing import Checker
-from tests.conftest import BROKEN, ROOT, run_command
+from tests.conftest import BROKEN, ROOT, harness_here
 
 OUTPUTS = str(ROOT / "tests" / "plugins" / "broken_outputs.py")
 
 
-def _harness(*args):
-    return run_command([sys.executable, "-m", "harness.cli", *args])
+_harness = harness_here
 
 
 PMF = np.full(4, 0.25)

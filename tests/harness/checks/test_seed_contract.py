@@ -2,8 +2,6 @@
 another; n/2 + n/2 = n where the spec says so. A sampler that ignores its ``rng`` fails verify
 at the default level; every built-in family's samplers keep it."""
 
-import sys
-
 import numpy as np
 import pytest
 
@@ -13,13 +11,12 @@ from harness.registry import build_registry
 from harness.spec import rerun_for
 from harness.targets.discrete import DiscreteFactorTarget
 from harness.tasks import SeedKey
-from tests.conftest import ROOT, run_command
+from tests.conftest import ROOT, harness_here
 
 OUTPUTS = str(ROOT / "tests" / "plugins" / "broken_outputs.py")
 
 
-def _harness(*args):
-    return run_command([sys.executable, "-m", "harness.cli", *args])
+_harness = harness_here
 
 
 KEY = SeedKey.from_crc32(0, "a case", 0)

@@ -4,7 +4,6 @@ compares every draw of a reference with its Numba twin, so a slip after draw 10,
 which a prefix of 256 draws cannot see; a spec that caps its slow reference says so."""
 
 import dataclasses
-import sys
 
 import numpy as np
 import pytest
@@ -14,7 +13,7 @@ from harness.checks.stream_agreement import BLOCK, block_digests, difference_tex
 from harness.registry import build_registry
 from harness.spec import Agreement
 from harness.verify.config import RunConfig
-from tests.conftest import ROOT, run_command
+from tests.conftest import ROOT, harness_here
 
 OUTPUTS = str(ROOT / "tests" / "plugins" / "broken_outputs.py")
 
@@ -46,12 +45,10 @@ def test_rows_floats_lengths_and_tolerances():
 
 
 def _verify(tmp_path, *extra):
-    return run_command(
-        [
-            *(sys.executable, "-m", "harness.cli", "verify", "--plugin", OUTPUTS),
-            *("--algorithm", "broken-numba-slip", "--out", str(tmp_path / "r"), "--no-progress"),
-            *extra,
-        ]
+    return harness_here(
+        *("verify", "--plugin", OUTPUTS),
+        *("--algorithm", "broken-numba-slip", "--out", str(tmp_path / "r"), "--no-progress"),
+        *extra,
     )
 
 

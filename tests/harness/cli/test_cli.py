@@ -6,12 +6,15 @@ import sys
 import pytest
 
 from harness.cli.main import main
-from tests.conftest import BROKEN, BROKEN_GIBBS, BROKEN_RACING, ROOT, run_command
+from tests.conftest import BROKEN, BROKEN_GIBBS, BROKEN_RACING, ROOT, harness_here, run_command
 
 LOOPING = str(ROOT / "tests" / "plugins" / "looping_sampler.py")
+# The command's main in this process; the installed command itself runs in
+# test_the_command_itself_exits_2_with_one_line_and_no_traceback.
+harness = harness_here
 
 
-def harness(*args, cwd=None):
+def installed_harness(*args, cwd=None):
     return run_command([sys.executable, "-m", "harness.cli", *args], cwd=cwd)
 
 
@@ -275,7 +278,7 @@ def test_bad_input_exits_2_with_a_message_and_no_traceback(
     ],
 )
 def test_the_command_itself_exits_2_with_one_line_and_no_traceback(tmp_path, args, message):
-    out = harness(*args, cwd=tmp_path)
+    out = installed_harness(*args, cwd=tmp_path)
     assert out.returncode == 2, out.stdout + out.stderr
     assert message in out.stderr and "Traceback" not in out.stderr
     assert out.stderr.strip().splitlines()[-1].startswith(f"harness {args[0]}: error: ")

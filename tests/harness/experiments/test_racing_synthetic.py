@@ -6,8 +6,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +34,7 @@ from harness.store import EXPERIMENT_MANIFEST, RECORDS, load_records
 from harness.tasks import SeedKey, label_words
 from harness.verify.config import RunConfig
 from harness.verify.runner import verify
-from tests.conftest import run_command
+from tests.conftest import harness_here
 from tests.harness.experiments.tiny import CLOCK_FIELDS, assert_decided, run_tiny, stable
 
 RACING = RacingSynthetic()
@@ -234,8 +232,7 @@ def test_bad_parts_of_the_settings_name_the_parameter(make: Any, match: str) -> 
         make()
 
 
-def harness(*args: str) -> subprocess.CompletedProcess:
-    return run_command([sys.executable, "-m", "harness.cli", *args])
+harness = harness_here
 
 
 @pytest.mark.parametrize(
