@@ -4,6 +4,7 @@ parallel rows change no value, and the memory-speed table reports each ratio aga
 (times are reported, never asserted)."""
 
 import math
+import os
 import subprocess
 import sys
 
@@ -77,10 +78,11 @@ def test_serial_draws_never_reach_a_parallel_kernel_and_each_kernel_has_one_sign
     # and so did one loading two cached signatures that reach one (a literal-typed n = 1, a
     # defaulted argument). So the parfor kernels, and the draw loops that call them, are uncached
     # and apart from the serial ones: the serial draws compile none of the five, and every entry
-    # point, both ways, compiles or loads one signature of each kernel. A fresh process, on the
-    # suite's cache: a process loads from a cache only the signatures it calls for.
+    # point, both ways, compiles one signature of each kernel. A fresh process and cache: a
+    # kernel loaded from a cache brings its callees' code along, and they count no signature.
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     out = subprocess.run(
-        [sys.executable, "-c", SIGNATURES], capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", SIGNATURES], env=env, capture_output=True, text=True, timeout=300
     )
     assert out.returncode == 0, out.stderr[-2000:]
     serial, both = out.stdout.splitlines()[-2:]
