@@ -201,7 +201,7 @@ def _box_qp_max(c: float, g: np.ndarray, h: np.ndarray, v_lo: np.ndarray, v_hi: 
         faces *= 3
     for face in range(faces):
         code = face
-        m = 0
+        m = np.int64(0)  # not a literal 0: Numba would compile the helpers below for it too
         possible = True
         for j in range(d):
             digit = code % 3

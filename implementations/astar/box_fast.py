@@ -55,7 +55,9 @@ GRAD_INVALID = "log_lik_grad(x, data, grad)" + _INVALID
 
 def _signature(role: str, data_ndim: int) -> types.Signature:
     """How the kernels call a target's function of ``role``; ``data`` is its float64 array."""
-    vector = types.Array(types.float64, 1, "A")  # work vectors include rows of unpacked blocks
+    # C-contiguous, as the kernels' work vectors (rows of C blocks) and a caller's arrays are:
+    # a target's function then compiles once for the kernels and the reference alike.
+    vector = types.Array(types.float64, 1, "C")
     data = types.Array(types.float64, data_ndim, "C")
     args = {
         "log_lik": (vector, data),

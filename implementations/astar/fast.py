@@ -130,7 +130,7 @@ def astar_kernel(
         neg[0] = -(g_[0] + t_m[0])
         seq[0] = 0
         size = heap_push(heap, np.int64(0), neg, seq, np.int64(0))
-        used = 1
+        used = np.int64(1)
         lower = -math.inf
         while size > 0 and lower < -neg[heap[0]]:
             p, size = heap_pop(heap, size, neg, seq)

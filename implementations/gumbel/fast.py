@@ -266,7 +266,7 @@ def top_down_kernel(log_factors, log_f0, n, depth, rng):
         hi_[0] = D
         x_[0] = x
         size = heap_push(heap, np.int64(0), neg_g, seq, np.int64(0))
-        used = 1
+        used = np.int64(1)
         for j in range(depth):
             slot, size = heap_pop(heap, size, neg_g, seq)
             g = -neg_g[slot]
