@@ -14,7 +14,7 @@ import pytest
 from harness.store import RECORDS, load_records
 from harness.verify.config import RunConfig
 from harness.verify.runner import verify
-from tests.conftest import run_command
+from tests.conftest import harness_here
 
 #: Built-in samplers on a few cheap problems each (see the plugin's docstring).
 SMALL = str(Path(__file__).resolve().parents[1] / "data" / "small_runs.py")
@@ -123,7 +123,7 @@ def test_resume_after_sigkill(tmp_path):
     assert not left, f"workers outlived the killed run: {left}"
     before = {r["task_id"] for r in load_records(out / RECORDS)}
     assert before, "the run should have finished at least one task before the kill"
-    rc = run_command(cmd)
+    rc = harness_here(*cmd[3:])  # the resume: the command's main, in this process
     assert rc.returncode == 0, rc.stderr
     after = load_records(out / RECORDS)
     assert before <= {r["task_id"] for r in after}
