@@ -1,6 +1,7 @@
 import atexit
 import contextlib
 import io
+import json
 import os
 import shutil
 import signal
@@ -85,6 +86,17 @@ def harness_here(*args: str, cwd: Path | str | None = None) -> subprocess.Comple
     finally:
         os.chdir(here)
     return subprocess.CompletedProcess(["harness", *args], code, out.getvalue(), err.getvalue())
+
+
+def distinct_settings(spec, checks) -> list:
+    """``checks`` (a spec's Check objects), one for each distinct setting: checks differ by
+    problem too, and with the spec's defaults filled in several declare one setting
+    (racing-normal: 25 checks, 8 settings)."""
+    settings = {}
+    for check in checks:
+        full = json.dumps(spec.validate(dict(check.params)), sort_keys=True, default=str)
+        settings.setdefault(full, check)
+    return list(settings.values())
 
 
 BROKEN = str(ROOT / "tests" / "plugins" / "broken_samplers.py")

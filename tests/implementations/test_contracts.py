@@ -5,15 +5,13 @@ algorithm allows it; the Generator advances; reference and Numba agree (values, 
 counts, final Generator state); bad parameters raise; a Numba kernel compiles once per signature.
 """
 
-import json
-
 import numpy as np
 import pytest
 
 from harness.checks.output_contract import output_breach
 from harness.registry import build_registry
 from harness.spec import sample
-from tests.conftest import readme_plugin_path, target_for
+from tests.conftest import distinct_settings, readme_plugin_path, target_for
 
 # Built-in algorithms plus the README's plugin example: a plugin gets these tests for free.
 SPECS = list(build_registry([readme_plugin_path()]))
@@ -33,13 +31,7 @@ def _draw(spec, impl, target, n, seed, params=None):
 
 
 def _checked_params(spec):
-    """Each distinct setting the spec's checks declare: checks differ by problem too, and with
-    the defaults filled in several declare one setting (racing-normal: 25 checks, 8 settings)."""
-    settings = {}
-    for c in spec.checks:
-        full = json.dumps(spec.validate(dict(c.params)), sort_keys=True, default=str)
-        settings.setdefault(full, dict(c.params))
-    return list(settings.values())
+    return [dict(c.params) for c in distinct_settings(spec, spec.checks)]
 
 
 @pytest.fixture(params=SPECS, ids=IDS)

@@ -22,12 +22,10 @@ from harness.checks.output_contract import (
 )
 from harness.registry import build_registry
 from harness.testing import Checker
-from tests.conftest import BROKEN, ROOT, harness_here
+from tests.conftest import BROKEN, ROOT
+from tests.conftest import harness_here as _harness
 
 OUTPUTS = str(ROOT / "tests" / "plugins" / "broken_outputs.py")
-
-
-_harness = harness_here
 
 
 PMF = np.full(4, 0.25)

@@ -2,8 +2,6 @@
 another; n/2 + n/2 = n where the spec says so. A sampler that ignores its ``rng`` fails verify
 at the default level; every built-in family's samplers keep it."""
 
-import json
-
 import numpy as np
 import pytest
 
@@ -13,12 +11,10 @@ from harness.registry import build_registry
 from harness.spec import rerun_for
 from harness.targets.discrete import DiscreteFactorTarget
 from harness.tasks import SeedKey
-from tests.conftest import ROOT, harness_here
+from tests.conftest import ROOT, distinct_settings
+from tests.conftest import harness_here as _harness
 
 OUTPUTS = str(ROOT / "tests" / "plugins" / "broken_outputs.py")
-
-
-_harness = harness_here
 
 
 KEY = SeedKey.from_crc32(0, "a case", 0)
@@ -88,12 +84,8 @@ def test_built_in_samplers_keep_the_seed_contract(algorithm, problem):
     # A chain's steps cost a Python loop in the reference (FlyMC: ~1 ms each), and the
     # contract's clauses need no long chain: a different seed differs within a few steps.
     n = 2_000 if spec.entry == "run_chain" else 20_000
-    settings = {}  # each distinct setting once (with the defaults, several checks share one)
-    for check in spec.checks:
-        if check.applies_to(problem, target.kind):
-            full = json.dumps(spec.validate(dict(check.params)), sort_keys=True, default=str)
-            settings.setdefault(full, check)
-    for check in settings.values():
+    applicable = [c for c in spec.checks if c.applies_to(problem, target.kind)]
+    for check in distinct_settings(spec, applicable):
         for impl in ("reference", "numba"):
             rerun = rerun_for(spec, impl, check.params)
             result = seed_determinism(

@@ -34,7 +34,7 @@ from harness.store import EXPERIMENT_MANIFEST, RECORDS, load_records
 from harness.tasks import SeedKey, label_words
 from harness.verify.config import RunConfig
 from harness.verify.runner import verify
-from tests.conftest import harness_here
+from tests.conftest import harness_here as harness
 from tests.harness.experiments.tiny import CLOCK_FIELDS, assert_decided, run_tiny, stable
 
 RACING = RacingSynthetic()
@@ -230,9 +230,6 @@ def test_bad_settings_name_the_parameter(change: dict, match: str) -> None:
 def test_bad_parts_of_the_settings_name_the_parameter(make: Any, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         make()
-
-
-harness = harness_here
 
 
 @pytest.mark.parametrize(

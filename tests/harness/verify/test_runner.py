@@ -88,10 +88,7 @@ def _processes_naming(text: str) -> list[int]:
 
 def test_resume_after_sigkill(tmp_path):
     out = tmp_path / "killed"
-    cmd = [
-        sys.executable,
-        "-m",
-        "harness.cli",
+    args = [
         "verify",
         "--plugin",
         SMALL,
@@ -108,6 +105,7 @@ def test_resume_after_sigkill(tmp_path):
         "1",
         "--no-progress",
     ]
+    cmd = [sys.executable, "-m", "harness.cli", *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -123,7 +121,7 @@ def test_resume_after_sigkill(tmp_path):
     assert not left, f"workers outlived the killed run: {left}"
     before = {r["task_id"] for r in load_records(out / RECORDS)}
     assert before, "the run should have finished at least one task before the kill"
-    rc = harness_here(*cmd[3:])  # the resume: the command's main, in this process
+    rc = harness_here(*args)  # the resume: the command's main, in this process
     assert rc.returncode == 0, rc.stderr
     after = load_records(out / RECORDS)
     assert before <= {r["task_id"] for r in after}
