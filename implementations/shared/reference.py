@@ -25,9 +25,15 @@ def lane_sums(rows: np.ndarray) -> np.ndarray:
     """The sum of each row in the lane order: lane l sums entries l, l + 8, ... left to right,
     then the lanes pair up as ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7))."""
     D, N = rows.shape
+    full, tail = divmod(N, LANES)
     lanes = np.zeros((D, LANES))
-    for lane in range(min(LANES, N)):
-        lanes[:, lane] = np.cumsum(rows[:, lane::LANES], axis=1)[:, -1]
+    if full:
+        # Row d as blocks of 8: lane l's running sum down the blocks is entries l, l + 8, ...
+        # added left to right (cumsum accumulates in order, unlike np.sum's pairwise tree).
+        lanes[:] = np.cumsum(rows[:, : full * LANES].reshape(D, full, LANES), axis=1)[:, -1]
+        lanes[:, :tail] += rows[:, full * LANES :]
+    else:
+        lanes[:, :tail] = rows  # a lane's first entry is its sum (keeps -0.0, as 0.0 + x would not)
     pairs = [lanes[:, 2 * j] + lanes[:, 2 * j + 1] for j in range(LANES // 2)]
     return (pairs[0] + pairs[1]) + (pairs[2] + pairs[3])
 
