@@ -4,6 +4,9 @@ as the Numba chain, equal steps until a decision within the summation-order tole
 chain rule of the device-agreement gate with its negative controls. Tiny chains: the simulator
 runs each device thread as a Python thread."""
 
+import functools
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -17,19 +20,24 @@ CHAIN_SPECS = [s for s in build_registry() if "cuda" in s.implementations and s.
 STEPS = 12
 
 
-def _targets():
+@functools.cache
+def _targets() -> dict[str, tuple[Any, float]]:
+    """name -> (target, MH step): steps at which both branches of the decision occur in 12
+    steps. Built on first use, not at collection: each target's bound check compiles kernels."""
     rng = np.random.default_rng(11)
     X = rng.normal(size=(40, 2))
     labels = (X @ [1.0, -0.5] + rng.normal(size=40) > 0).astype(float)
-    # (name, target, MH step): steps at which both branches of the decision occur in 12 steps.
-    yield "logistic-N40", glm_posterior(X, labels, "logistic"), 0.5
+    logistic = glm_posterior(X, labels, "logistic")
     robust = glm_posterior(X, X @ [0.5, 1.0] + rng.standard_t(4, 40), "robust")
-    yield "robust-N40", robust, 0.5
     softmax = glm_posterior(X, rng.integers(0, 3, 40).astype(float), "softmax")
-    yield "softmax-N40-K3", softmax, 0.2
+    return {
+        "logistic-N40": (logistic, 0.5),
+        "robust-N40": (robust, 0.5),
+        "softmax-N40-K3": (softmax, 0.2),
+    }
 
 
-TARGETS = list(_targets())
+TARGET_NAMES = ("logistic-N40", "robust-N40", "softmax-N40-K3")
 
 
 def _pair(spec, target, step, steps=STEPS, seed=8):
@@ -44,8 +52,9 @@ def test_an_mcmc_spec_has_a_cuda_key():
 
 
 @pytest.mark.parametrize("spec", CHAIN_SPECS, ids=[s.name for s in CHAIN_SPECS])
-@pytest.mark.parametrize(("name", "target", "step"), TARGETS, ids=[t[0] for t in TARGETS])
-def test_cuda_chain_sees_numba_noise_and_agrees(spec, name, target, step):
+@pytest.mark.parametrize("name", TARGET_NAMES)
+def test_cuda_chain_sees_numba_noise_and_agrees(spec, name):
+    target, step = _targets()[name]
     fast, a, dev, b = _pair(spec, target, step)
     assert dev.values.shape == (STEPS, target.D)
     assert dev.evals == fast.evals == target.N * (STEPS + 1)
@@ -57,7 +66,7 @@ def test_cuda_chain_sees_numba_noise_and_agrees(spec, name, target, step):
 
 
 def _rwmh_pair():
-    _, target, step = TARGETS[0]
+    target, step = _targets()[TARGET_NAMES[0]]
     return _pair(CHAIN_SPECS[0], target, step)
 
 
@@ -87,7 +96,7 @@ def test_chain_agreement_rejects_a_wrong_step_and_allows_a_parting_within_tolera
 
 
 def test_cuda_chain_bad_input_raises_before_work():
-    _, target, _ = TARGETS[0]
+    target, _ = _targets()[TARGET_NAMES[0]]
     spec = CHAIN_SPECS[0]
     rng = np.random.default_rng(0)
     state = rng.bit_generator.state
