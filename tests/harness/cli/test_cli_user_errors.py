@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import harness.engine as engine
 from harness.cli.main import main
 from harness.registry import build_registry
 from tests.conftest import ROOT, run_command
@@ -147,6 +148,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+#: The probe's wait for a Dask handshake in the two tests where an HTTP server stays silent
+#: (3 s in use, which each of them would sit out): a scheduler in this process greets in ms.
+QUICK_GREETING_S = 1.0
+
+
 def _verify_on(address: str, out: Path) -> list[str]:
     return [*VERIFY, "--scheduler", address, "--out", str(out)]
 
@@ -173,18 +179,22 @@ def test_a_scheduler_address_where_something_else_answers_is_one_line(
     assert not (tmp_path / "o").exists()
 
 
-def test_an_http_server_is_not_taken_for_a_scheduler(capsys, tmp_path, http_port):
+def test_an_http_server_is_not_taken_for_a_scheduler(capsys, tmp_path, http_port, monkeypatch):
+    monkeypatch.setattr(engine, "GREETING_S", QUICK_GREETING_S)
     address = f"tcp://127.0.0.1:{http_port}"
     said = one_line_refusal(capsys, _verify_on(address, tmp_path / "o"), "verify")
     assert said.startswith(f"--scheduler {address}: an HTTP server answers there, not a Dask")
 
 
 @pytest.mark.timeout(180)
-def test_a_real_scheduler_passes_the_probe_and_its_dashboard_port_is_named(capsys, tmp_path):
+def test_a_real_scheduler_passes_the_probe_and_its_dashboard_port_is_named(
+    capsys, tmp_path, monkeypatch
+):
     from distributed import LocalCluster
 
     from harness.engine import Dask, backend_for
 
+    monkeypatch.setattr(engine, "GREETING_S", QUICK_GREETING_S)
     with LocalCluster(
         n_workers=1, processes=False, protocol="tcp://", dashboard_address="127.0.0.1:0"
     ) as cluster:
