@@ -33,7 +33,9 @@ def _nan_bound(lo, hi, data):
 
 
 def _box(log_lik, bound=_bound, **kw):
-    return box_density([0.0], [1.0], [("uniform",)], log_lik, bound, np.zeros(1), **kw)
+    # Data as rows (N x 1), as the built-in box targets hold it: the Numba searches then run the
+    # kernels those compile, rather than compiling each once more for 1-D data.
+    return box_density([0.0], [1.0], [("uniform",)], log_lik, bound, np.zeros((1, 1)), **kw)
 
 
 def test_a_nan_log_lik_is_refused_when_the_target_is_built() -> None:
@@ -70,27 +72,29 @@ def test_a_log_lik_nan_on_part_of_the_box_stops_the_draw_naming_it(algorithm, im
 
 
 def _nan_on_small_boxes(lo, hi, data):
-    # data[0] = 1 turns on NaN on the narrower boxes a search splits off (where probes that
+    # data[0, 0] = 1 turns on NaN on the narrower boxes a search splits off (where probes that
     # found nothing at build time might not have looked)
-    return float("nan") if data[0] == 1.0 and hi[0] - lo[0] < 0.4 else -lo[0]
+    return float("nan") if data[0, 0] == 1.0 and hi[0] - lo[0] < 0.4 else -lo[0]
 
 
 def _raises_near_the_top(x, data):
-    if data[0] == 1.0 and x[0] > 0.9:
+    if data[0, 0] == 1.0 and x[0] > 0.9:
         raise ValueError("a user's own error")
     return -x[0]
 
 
 @pytest.mark.parametrize("impl", ["reference", "numba"])
 def test_a_bound_nan_on_a_split_box_stops_the_draw_naming_it(impl) -> None:
-    target = dataclasses.replace(_box(lambda x, data: -x[0], _nan_on_small_boxes), data=np.ones(1))
+    target = dataclasses.replace(
+        _box(lambda x, data: -x[0], _nan_on_small_boxes), data=np.ones((1, 1))
+    )
     spec = build_registry().get("astar")
     with pytest.raises(ValueError, match=r"bound\(lo, hi, data\) (= nan|returned NaN)"):
         sample(spec, impl, target, 200, np.random.default_rng(0))
 
 
 def test_a_log_lik_that_raises_inside_numba_stops_the_draw_naming_it() -> None:
-    target = dataclasses.replace(_box(_raises_near_the_top), data=np.ones(1))
+    target = dataclasses.replace(_box(_raises_near_the_top), data=np.ones((1, 1)))
     spec = build_registry().get("astar")
     with pytest.raises(ValueError, match=r"log_lik\(x, data\) returned NaN or \+inf, or raised"):
         sample(spec, "numba", target, 2000, np.random.default_rng(0))
