@@ -55,8 +55,10 @@ def tree_grow(fl: np.ndarray, it: np.ndarray, free: np.ndarray):
     fl2 = np.empty((2 * cap, 6))
     it2 = np.full((2 * cap, 3), -1, dtype=np.int64)
     free2 = np.empty(2 * cap, dtype=np.int64)
-    fl2[:cap] = fl
-    it2[:cap] = it
+    # Rows copied through flat views: Numba compiles a 2-D slice assignment's shape-mismatch
+    # message once a process (1.4 s); the 1-D one the kernels share anyway.
+    fl2.reshape(fl2.size)[: fl.size] = fl.reshape(fl.size)
+    it2.reshape(it2.size)[: it.size] = it.reshape(it.size)
     free2[:cap] = free
     return fl2, it2, free2
 
