@@ -8,7 +8,7 @@ version on the same problem; the report gives the median ratio and its interquar
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -214,6 +214,33 @@ def format_degree_scaling(result: dict[str, Any]) -> str:
     )
 
 
+class SelectionTree(NamedTuple):
+    """m truncated Gumbels (bounds ``b``, log masses ``a``) in PM-A*'s balanced tree, the
+    arrays of ``implementations.astar.gumbel_tree``."""
+
+    a: np.ndarray
+    b: np.ndarray
+    fl: np.ndarray
+    it: np.ndarray
+    meta: np.ndarray
+    free: np.ndarray
+    stack: np.ndarray
+
+
+def selection_tree(m: int, rng: np.random.Generator) -> SelectionTree:
+    """The tree the selection benchmark times: a ~ N(0, 1.5^2), b = a + N(0.5, 1.5^2)."""
+    from implementations.astar import pm_fast
+
+    a = rng.normal(0.0, 1.5, m)
+    b = a + rng.normal(0.5, 1.5, m)
+    fl, it, meta, free, stack = pm_fast.tree.tree_new(m)
+    for j in range(m):
+        pm_fast.tree.tree_insert(
+            fl, it, meta, free, stack, b[j], a[j], a[j] - b[j], rng.random(), j
+        )
+    return SelectionTree(a, b, fl, it, meta, free, stack)
+
+
 def selection_scaling(sizes: list[int], picks: int = 2000, repeat: int = 5) -> dict[str, Any]:
     """004 Sec. 4.3: PM-A*'s next region in O(log m). For each number m of truncated Gumbels,
     the Numba time per pick from the balanced tree (draw, then delete and re-insert the picked
@@ -229,13 +256,7 @@ def selection_scaling(sizes: list[int], picks: int = 2000, repeat: int = 5) -> d
     rows = []
     for m in sizes:
         rng = np.random.default_rng(m)
-        a = rng.normal(0.0, 1.5, m)
-        b = a + rng.normal(0.5, 1.5, m)
-        fl, it, meta, free, stack = pm_fast.tree.tree_new(m)
-        for j in range(m):
-            pm_fast.tree.tree_insert(
-                fl, it, meta, free, stack, b[j], a[j], a[j] - b[j], rng.random(), j
-            )
+        a, b, fl, it, meta, free, stack = selection_tree(m, rng)
         pm_fast.tree_pick_loop(fl, it, meta, free, stack, 10, rng)  # compile and warm
         pm_fast.linear_pick_loop(a.copy(), b.copy(), 2, rng)
         linear_picks = max(3, min(picks, 2_000_000 // m))

@@ -4,7 +4,7 @@ Times are reported, never asserted (shared machines); the structure and the work
 import numpy as np
 import pytest
 
-from harness.speed.ratios import format_selection_scaling, selection_scaling
+from harness.speed.ratios import format_selection_scaling, selection_scaling, selection_tree
 from implementations.astar import pm_fast
 
 
@@ -23,13 +23,7 @@ def test_a_pick_keeps_the_tree_size_and_its_sums():
     re-summation, so the benchmark times the same tree throughout."""
     rng = np.random.default_rng(0)
     m = 300
-    a = rng.normal(0.0, 1.5, m)
-    b = a + rng.normal(0.5, 1.5, m)
-    fl, it, meta, free, stack = pm_fast.tree.tree_new(m)
-    for j in range(m):
-        pm_fast.tree.tree_insert(
-            fl, it, meta, free, stack, b[j], a[j], a[j] - b[j], rng.random(), j
-        )
+    _, _, fl, it, meta, free, stack = selection_tree(m, rng)
     pm_fast.tree_pick_loop(fl, it, meta, free, stack, 500, rng)
     root = meta[0]
     live = [j for j in range(meta[1]) if j not in set(free[: meta[2]].tolist())]
