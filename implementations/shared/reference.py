@@ -30,10 +30,9 @@ def lane_sums(rows: np.ndarray) -> np.ndarray:
     if full:
         # Row d as blocks of 8: lane l's running sum down the blocks is entries l, l + 8, ...
         # added left to right (cumsum accumulates in order, unlike np.sum's pairwise tree).
+        # Assigned, not added to the zeros, so that a lane of -0.0 stays -0.0.
         lanes[:] = np.cumsum(rows[:, : full * LANES].reshape(D, full, LANES), axis=1)[:, -1]
-        lanes[:, :tail] += rows[:, full * LANES :]
-    else:
-        lanes[:, :tail] = rows  # a lane's first entry is its sum (keeps -0.0, as 0.0 + x would not)
+    lanes[:, :tail] += rows[:, full * LANES :]
     pairs = [lanes[:, 2 * j] + lanes[:, 2 * j + 1] for j in range(LANES // 2)]
     return (pairs[0] + pairs[1]) + (pairs[2] + pairs[3])
 

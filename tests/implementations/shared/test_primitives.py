@@ -51,6 +51,34 @@ def test_lane_sums_are_the_row_sums_to_rounding():
     np.testing.assert_allclose(reference.lane_sums(rows), exact, rtol=1e-12, atol=1e-9)
 
 
+def _lane_order(row: np.ndarray) -> float:
+    """lane_sums' documented order, one float at a time."""
+    lanes = [0.0] * reference.LANES
+    for lane in range(min(reference.LANES, row.size)):
+        total = row[lane]
+        for v in row[lane + reference.LANES :: reference.LANES]:
+            total += v
+        lanes[lane] = total
+    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + (
+        (lanes[4] + lanes[5]) + (lanes[6] + lanes[7])
+    )
+
+
+@pytest.mark.parametrize("N", [0, 1, 5, 8, 13, 16, 21, 40])
+def test_lane_sums_follow_their_order_to_the_bit(N):
+    rng = np.random.default_rng(N)
+    rows = rng.normal(size=(40, N)) * 10.0 ** rng.integers(-5, 300, (40, N))
+    pick = rng.random((40, N))
+    rows[pick < 0.3] = -0.0
+    rows[(pick > 0.97) & (np.arange(40)[:, None] % 3 == 0)] = -math.inf
+    rows[0] = -0.0  # eight lanes of -0.0 sum to -0.0 (N >= 8); an empty lane is +0.0
+    with np.errstate(all="ignore"):
+        got = reference.lane_sums(rows)
+        want = np.array([_lane_order(row) for row in rows])
+    assert got.tobytes() == want.tobytes()
+    assert math.copysign(1.0, got[0]) == (-1.0 if N >= 8 else 1.0)
+
+
 def test_the_heap_pops_in_the_order_heapq_would():
     rng = np.random.default_rng(4)
     neg = np.round(rng.normal(size=40), 1)  # ties, broken by push order
