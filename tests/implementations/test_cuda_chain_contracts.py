@@ -20,24 +20,22 @@ CHAIN_SPECS = [s for s in build_registry() if "cuda" in s.implementations and s.
 STEPS = 12
 
 
+#: Target name -> the MH step at which both branches of the decision occur in 12 steps.
+MH_STEP = {"logistic-N40": 0.5, "robust-N40": 0.5, "softmax-N40-K3": 0.2}
+FIRST = next(iter(MH_STEP))
+
+
 @functools.cache
-def _targets() -> dict[str, tuple[Any, float]]:
-    """name -> (target, MH step): steps at which both branches of the decision occur in 12
-    steps. Built on first use, not at collection: each target's bound check compiles kernels."""
+def _targets() -> dict[str, Any]:
+    """The targets by name. Built on first use, not at collection: each target's bound check
+    compiles kernels."""
     rng = np.random.default_rng(11)
     X = rng.normal(size=(40, 2))
     labels = (X @ [1.0, -0.5] + rng.normal(size=40) > 0).astype(float)
     logistic = glm_posterior(X, labels, "logistic")
     robust = glm_posterior(X, X @ [0.5, 1.0] + rng.standard_t(4, 40), "robust")
     softmax = glm_posterior(X, rng.integers(0, 3, 40).astype(float), "softmax")
-    return {
-        "logistic-N40": (logistic, 0.5),
-        "robust-N40": (robust, 0.5),
-        "softmax-N40-K3": (softmax, 0.2),
-    }
-
-
-TARGET_NAMES = ("logistic-N40", "robust-N40", "softmax-N40-K3")
+    return dict(zip(MH_STEP, (logistic, robust, softmax), strict=True))
 
 
 def _pair(spec, target, step, steps=STEPS, seed=8):
@@ -52,10 +50,10 @@ def test_an_mcmc_spec_has_a_cuda_key():
 
 
 @pytest.mark.parametrize("spec", CHAIN_SPECS, ids=[s.name for s in CHAIN_SPECS])
-@pytest.mark.parametrize("name", TARGET_NAMES)
+@pytest.mark.parametrize("name", MH_STEP)
 def test_cuda_chain_sees_numba_noise_and_agrees(spec, name):
-    target, step = _targets()[name]
-    fast, a, dev, b = _pair(spec, target, step)
+    target = _targets()[name]
+    fast, a, dev, b = _pair(spec, target, MH_STEP[name])
     assert dev.values.shape == (STEPS, target.D)
     assert dev.evals == fast.evals == target.N * (STEPS + 1)
     np.testing.assert_array_equal(dev.extras["draw_evals"], fast.extras["draw_evals"])
@@ -66,8 +64,7 @@ def test_cuda_chain_sees_numba_noise_and_agrees(spec, name):
 
 
 def _rwmh_pair():
-    target, step = _targets()[TARGET_NAMES[0]]
-    return _pair(CHAIN_SPECS[0], target, step)
+    return _pair(CHAIN_SPECS[0], _targets()[FIRST], MH_STEP[FIRST])
 
 
 def test_chain_agreement_rejects_a_wrong_step_and_allows_a_parting_within_tolerance():
@@ -96,7 +93,7 @@ def test_chain_agreement_rejects_a_wrong_step_and_allows_a_parting_within_tolera
 
 
 def test_cuda_chain_bad_input_raises_before_work():
-    target, _ = _targets()[TARGET_NAMES[0]]
+    target = _targets()[FIRST]
     spec = CHAIN_SPECS[0]
     rng = np.random.default_rng(0)
     state = rng.bit_generator.state

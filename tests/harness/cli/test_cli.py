@@ -6,12 +6,13 @@ import sys
 import pytest
 
 from harness.cli.main import main
-from tests.conftest import BROKEN, BROKEN_GIBBS, BROKEN_RACING, ROOT, harness_here, run_command
+from tests.conftest import BROKEN, BROKEN_GIBBS, BROKEN_RACING, ROOT, run_command
 
-LOOPING = str(ROOT / "tests" / "plugins" / "looping_sampler.py")
 # The command's main in this process; the installed command itself runs in
 # test_the_command_itself_exits_2_with_one_line_and_no_traceback.
-harness = harness_here
+from tests.conftest import harness_here as harness
+
+LOOPING = str(ROOT / "tests" / "plugins" / "looping_sampler.py")
 
 
 def installed_harness(*args, cwd=None):
